@@ -399,6 +399,13 @@ func (n *normalizer) request(k sdk.Str, i int, c abi.Value, created string, out 
 		name = "invalid_tool_call"
 		out.Warn("Goose could not read a tool call the model made: " + errText(tc.Get("error")))
 	}
+	n.call(k, i, id, name, input, created, out)
+}
+
+// call writes the tool_use block and tool.call of a call id to the tool
+// name with its arguments (input; {} when they are no object), and keeps
+// the name for the call's result.
+func (n *normalizer) call(k sdk.Str, i int, id, name string, input abi.Value, created string, out *sdk.Out) {
 	in := sdk.JSON(input)
 	if input.Kind() != abi.KindObject {
 		in = sdk.RawJSON("{}")
@@ -462,14 +469,7 @@ func (n *normalizer) untagged(k sdk.Str, i int, origin string, c abi.Value, crea
 			// The first version kept no id: the call is unpaired.
 			id = "goose-" + k.String() + "-" + strconv.Itoa(i)
 		}
-		name, input := c.Get("tool_name").String(), c.Get("arguments")
-		in := sdk.JSON(input)
-		if input.Kind() != abi.KindObject {
-			in = sdk.RawJSON("{}")
-		}
-		n.names[id] = name
-		kind, cmd := toolKind(name, input)
-		out.ToolUse(k, i, sdk.ToolCall{CallID: sdk.S(id), Name: sdk.S(name), Input: in, Kind: kind, Command: cmd, Time: sdk.Opt(created)})
+		n.call(k, i, id, c.Get("tool_name").String(), c.Get("arguments"), created, out)
 	case c.Get("tool_result").Kind() == abi.KindString && c.Get("id").Kind() == abi.KindString:
 		id := c.Get("id").String()
 		raw := c.Get("tool_result").String()
