@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	pathpkg "path"
@@ -14,7 +13,6 @@ import (
 	"strings"
 
 	"github.com/twasm/twasm/abi"
-	"github.com/twasm/twasm/internal/regfile"
 )
 
 // KindTree is the kind of a store whose sessions are each spread over a
@@ -384,13 +382,8 @@ func parentKey(loc *Location, path string) string {
 // session a sub-session was started from). nil when the file is
 // missing or its first value is not an object that ends within limit.
 func firstObject(name string, limit int64) map[string]json.RawMessage {
-	f, err := regfile.Open(name)
-	if err != nil {
-		return nil
-	}
-	defer f.Close()
 	var doc map[string]json.RawMessage
-	if json.NewDecoder(io.LimitReader(f, limit)).Decode(&doc) != nil {
+	if json.Unmarshal(firstValue(name, limit), &doc) != nil {
 		return nil
 	}
 	return doc
