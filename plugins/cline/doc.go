@@ -282,9 +282,11 @@
 // Order. The UI's messages come first in the stream, so what they say
 // happened after the conversation's last message is reported after the
 // conversation: an error the UI's messages end on (after the last request
-// or answer) is held back and reported after the conversation, so the
-// session rule sees it after the last answer (status error); the errors
-// before it are reported in place and do not decide the status. A
+// or answer; a request Cline started and never completed, without
+// figures or a reason it ended, does not count: nothing answered it) is
+// held back and reported after the conversation, so the session rule
+// sees it after the last answer (status error); the errors before it are
+// reported in place and do not decide the status. A
 // completion the UI showed for the conversation's last attempt_completion
 // call is that call's result (the tool ran: it presents the result);
 // the user's reply to it, "[attempt_completion] Result: ... <feedback>",

@@ -18,8 +18,9 @@ import (
 // user's feedback is a prompt, the model's text an answer, a command a
 // call whose result is its command_output without a status (the UI
 // states no exit code), a file tool a call with no result; an error after
-// the last answer makes the step an error (spec §6.7), one the task went
-// on after does not. With the API history the UI's copy is not mapped.
+// the last answer makes the step an error (spec §6.7), even when a
+// request nobody answered follows it, one the task went on after does
+// not. With the API history the UI's copy is not mapped.
 // Written for the test from Cline's source.
 func TestUIOnlyConversation(t *testing.T) {
 	const head = `{"$twasm":"source","store":"Cline tasks","path":"1767225600000","name":"1767225600000","size":1,"mtime":"2026-01-01T00:05:00Z"}` + "\n" +
@@ -49,6 +50,11 @@ func TestUIOnlyConversation(t *testing.T) {
 		{"answered", head + "[" + convo + "]\n", 2, 2, "ok  pkg/a\nFAIL pkg/b", "ok", "Fixed."},
 		{"error after the last answer", head + "[" + convo + failed + "]\n", 3, 2, "ok  pkg/a\nFAIL pkg/b", "error", "And the docs"},
 		{"error the task went on after", head + "[" + convo[:strings.LastIndex(convo, ",{")] + `,{"ts":1767225608500,"type":"say","say":"error","text":"overloaded"}` + convo[strings.LastIndex(convo, ",{"):] + "]\n", 2, 2, "ok  pkg/a\nFAIL pkg/b", "ok", "Fixed."},
+		// Cline showed the error after the last answer, then started a
+		// request (api_req_started, no figures yet) nobody answered: the
+		// error is still what the task ended on.
+		{"error after the last answer, then an unanswered request", head + "[" + convo + `,{"ts":1767225610000,"type":"say","say":"error","text":"Cline tried to use write_to_file without value for required parameter 'path'."},` +
+			`{"ts":1767225611000,"type":"say","say":"api_req_started","text":"{\"request\":\"[ERROR] You did not use a tool...\"}"}]` + "\n", 2, 2, "ok  pkg/a\nFAIL pkg/b", "error", "Fixed."},
 		{"with the API history", head + "[" + convo + "]\n" + api, 1, 0, "", "ok", "Fixed."},
 	}
 	for _, tt := range tests {
