@@ -112,6 +112,17 @@
 // agents_states (spawned before a resumed stream) opens there, unnamed;
 // one whose outcome never came is closed incomplete when the turn ends.
 //
+// A rollout with extended history (early 2026) also keeps the
+// multi-agent tools' end events (collab_agent_spawn_end,
+// collab_agent_interaction_end, collab_waiting_end, collab_close_end,
+// collab_resume_end), each before its call's function_call_output: echoes
+// of that result, declared ignored, whose outcome completes it (noteEnd):
+// a spawn without a new_thread_id, or a receiver whose status is
+// not_found, fails the call; a receiver's other status (errored,
+// completed) is the sub-agent's own outcome, recorded in its own
+// rollout, not the call's. They link nothing: a spawned sub-agent's run
+// is linked at its spawn_agent call by that call's output (below).
+//
 // In rollouts, a spawned sub-agent (multi-agent v2) is a thread of its
 // own, recorded in a rollout of its own, whose session_meta names its
 // parent thread and its agent path (source.subagent.thread_spawn:
