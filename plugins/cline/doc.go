@@ -130,10 +130,16 @@
 // answer (status error); an error the task went on after (a later request
 // or answer) comes before it and does not decide the status. A task has
 // no terminal event: NoTerminal, and the host settles the status by the
-// session rule (spec §6.7). A new part of a task (a facts line after the
-// task was read: the host replays the parts it archived with their output
-// dropped) starts with nothing held back, since the earlier part's end
-// wrote it.
+// session rule (spec §6.7). Each message of the UI's conversation has
+// its key as its id (ui-<index>). A new part of a task (a facts line
+// after the task was read) first writes the UI conversation the earlier
+// part held back: sync and renormalize replay the archived parts with
+// their output dropped, and the host's filter of what the earlier parts
+// hold leaves it out (by those ids) when it comes after the replay,
+// while a whole raw capture read at once (twasm import of it) keeps it,
+// where it lost every part's conversation but the last. The errors an
+// earlier part ended on were its step's, and are not reported again.
+// End's warning of the calls without outcome counts every part's.
 //
 // # Format "json"
 //
