@@ -234,15 +234,21 @@ func (n *normalizer) settings(v abi.Value, out *sdk.Out) {
 		return
 	}
 	n.usage = raw
-	u := sdk.Split(sdk.IntOf(tu.Get("inputTokens")), sdk.IntOf(tu.Get("cacheReadTokens")), sdk.IntOf(tu.Get("cacheCreationTokens")))
-	// Droid counts thinking apart from the output (ccusage prices
-	// outputTokens + thinkingTokens as output): every output token is
-	// their sum, the thinking its reasoning part.
-	think := sdk.IntOf(tu.Get("thinkingTokens"))
-	u.Output = sdk.IntOf(tu.Get("outputTokens")).Plus(think)
-	u.Reasoning = think
+	u := droidUsage(sdk.IntOf(tu.Get("inputTokens")), sdk.IntOf(tu.Get("cacheReadTokens")), sdk.IntOf(tu.Get("cacheCreationTokens")),
+		sdk.IntOf(tu.Get("outputTokens")), sdk.IntOf(tu.Get("thinkingTokens")))
 	u.Total = sdk.IntOf(tu.Get("totalTokens"))
 	out.Usage(u, sdk.ModeSet)
+}
+
+// droidUsage is a usage as Droid states it: the uncached input apart
+// from the cache read and write, and thinking apart from the output
+// (ccusage prices outputTokens + thinkingTokens as output): every output
+// token is their sum, the thinking its reasoning part.
+func droidUsage(uncached, cacheRead, cacheWrite, output, thinking sdk.Int) sdk.Usage {
+	u := sdk.Split(uncached, cacheRead, cacheWrite)
+	u.Output = output.Plus(thinking)
+	u.Reasoning = thinking
+	return u
 }
 
 // message handles a message line: a user's (the prompt, tool results)

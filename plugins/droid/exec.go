@@ -267,11 +267,8 @@ func (n *normalizer) pendingIndex(id, tool string) int {
 // output_tokens as Droid counts it (doc.go, Usage).
 func (n *normalizer) execDone(v, text abi.Value, failed bool, out *sdk.Out) {
 	if u := v.Get("usage"); u.Kind() == abi.KindObject {
-		usage := sdk.Split(sdk.IntOf(u.Get("input_tokens")), sdk.IntOf(u.Get("cache_read_input_tokens")), sdk.IntOf(u.Get("cache_creation_input_tokens")))
-		think := sdk.IntOf(u.Get("thinking_tokens"))
-		usage.Output = sdk.IntOf(u.Get("output_tokens")).Plus(think)
-		usage.Reasoning = think
-		out.Usage(usage, sdk.ModeSet)
+		out.Usage(droidUsage(sdk.IntOf(u.Get("input_tokens")), sdk.IntOf(u.Get("cache_read_input_tokens")), sdk.IntOf(u.Get("cache_creation_input_tokens")),
+			sdk.IntOf(u.Get("output_tokens")), sdk.IntOf(u.Get("thinking_tokens"))), sdk.ModeSet)
 	}
 	if c, ok := v.Get("total_cost_usd").Float(); ok {
 		out.Cost(c, sdk.ModeSet)
