@@ -112,6 +112,21 @@
 // agents_states (spawned before a resumed stream) opens there, unnamed;
 // one whose outcome never came is closed incomplete when the turn ends.
 //
+// The legacy event stream ({"id","msg"}, the app server's codex/event
+// notifications) has no items: it reports the multi-agent tools only by
+// their protocol events, collab_*_begin and collab_*_end (see
+// collabBegin, collabEnd). The begin (or, without one, the end) is the
+// call, named as the model calls the tool (spawn_agent, send_input,
+// wait, close_agent, resume_agent), its input what the event states
+// (prompt, receivers, model); the end is its result (a spawn without a
+// new_thread_id, a receiver not_found: an error). A spawned thread is a
+// scope linked to the spawn call, as exec-json's: its prompt, what
+// send_input sent it, and the final message or error a wait's or
+// close's AgentStatus reports ({"completed": message}, {"errored":
+// message}, shutdown and interrupted cancelled, not_found an error); a
+// close of one still running is cancelled; one never reported is
+// closed incomplete when the turn ends.
+//
 // A rollout with extended history (early 2026) also keeps the
 // multi-agent tools' end events (collab_agent_spawn_end,
 // collab_agent_interaction_end, collab_waiting_end, collab_close_end,
