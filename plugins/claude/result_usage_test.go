@@ -3,9 +3,16 @@
 package claude
 
 import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/twasm/twasm/abi/sdk/sdktest"
+	"github.com/twasm/twasm/transcript"
 )
 
 // TestResultUsageIterations: in stream-json, a result's usage is the
@@ -84,6 +91,75 @@ func TestResultUsageIterations(t *testing.T) {
 			}
 			if u.ServiceTier != "standard" {
 				t.Errorf("tier %q; want standard", u.ServiceTier)
+			}
+		})
+	}
+}
+
+// TestFixturesAgreeWithModelUsage: for the real captures in
+// ../shared/fixtures whose result states modelUsage (cumulative over
+// every call of the process, sub-agents' included), the tokens twasm
+// writes for the run tree (the step's usage and its sub-agents'
+// messages, which are child runs) are modelUsage's sum, figure by figure:
+// nothing lost, nothing counted twice.
+func TestFixturesAgreeWithModelUsage(t *testing.T) {
+	root := filepath.Join("..", "..", "..", "shared", "fixtures", "claude")
+	for _, name := range []string{
+		"gump_stream_json_v2.1.59_write_tool.jsonl",
+		"gump_json_output_v2.1.59.json",
+		"switchboard_stream_json_partial_background_agent_v2.1.198.jsonl",
+		"switchboard_stream_json_tool_vocabulary.jsonl",
+	} {
+		t.Run(name, func(t *testing.T) {
+			raw, err := os.ReadFile(filepath.Join(root, name))
+			if err != nil {
+				t.Skip("no shared fixture:", err)
+			}
+			var want [4]int64 // uncached input, output, cache read, cache write
+			for _, l := range strings.Split(string(raw), "\n") {
+				var v struct {
+					Type       string `json:"type"`
+					ModelUsage map[string]struct {
+						In         int64 `json:"inputTokens"`
+						Out        int64 `json:"outputTokens"`
+						CacheRead  int64 `json:"cacheReadInputTokens"`
+						CacheWrite int64 `json:"cacheCreationInputTokens"`
+					} `json:"modelUsage"`
+				}
+				if json.Unmarshal([]byte(l), &v) != nil || v.Type != "result" || v.ModelUsage == nil {
+					continue
+				}
+				want = [4]int64{}
+				for _, m := range v.ModelUsage {
+					want[0], want[1], want[2], want[3] = want[0]+m.In, want[1]+m.Out, want[2]+m.CacheRead, want[3]+m.CacheWrite
+				}
+			}
+			if want == [4]int64{} {
+				t.Fatal("no result with modelUsage read")
+			}
+			r, err := sdktest.Run(context.Background(), Plugin, "claude", raw)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got [4]int64
+			add := func(u *transcript.Usage) {
+				if u == nil {
+					return
+				}
+				for i, p := range []*int64{u.UncachedInputTokens, u.OutputTokens, u.CacheReadTokens, u.CacheWriteTokens} {
+					if p != nil {
+						got[i] += *p
+					}
+				}
+			}
+			add(r.Step.Usage)
+			for _, e := range r.Events {
+				if m := e.Message(); e.Scope != "" && m != nil && e.Type == transcript.MessageAssistant {
+					add(m.Usage)
+				}
+			}
+			if got != want {
+				t.Errorf("run tree's tokens (uncached in, out, cache read, cache write) %v; modelUsage's sum %v", got, want)
 			}
 		})
 	}
