@@ -29,32 +29,44 @@ func (n *normalizer) collab(out *sdk.Out, call sdk.Str, item abi.Value) {
 	for st.Next() {
 		id, state := st.Key(), st.Value()
 		status, errText := agentStatus(state)
-		if status == "" || id.Is("") {
-			continue // pending_init, running: not over yet
+		var msg abi.Value
+		if status == sdk.StatusOK {
+			msg = state.Get("message")
 		}
-		i, known := n.agents[sdk.View(id)]
-		if !known {
-			// Spawned before this stream began (a resumed thread): its
-			// child run starts with what this call reports, linked to
-			// this call, with no name: what spawned it is not known.
-			i = n.openAgent(out, id, call, sdk.Str{}, abi.Value{})
-		}
-		if !n.agentList[i].open {
-			continue // closed already
-		}
-		scope := sdk.Text(id)
-		if msg := state.Get("message"); msg.Kind() == abi.KindString && !msg.Is("") && status == sdk.StatusOK {
-			key := n.newKey()
-			out.Open(key, sdk.Message{ID: key, Scope: scope})
-			out.Block(key, 0, sdk.Block{Type: sdk.BlockText, Text: sdk.Text(msg)})
-			out.Close(key, sdk.MessageEnd{})
-		}
-		if status == sdk.StatusError {
-			out.Error(sdk.ProviderError{Message: errText, Scope: scope})
-		}
-		n.agentList[i].open = false
-		out.ScopeClose(scope, status, errText)
+		n.agentOutcome(out, id, call, status, errText, msg)
 	}
+}
+
+// agentOutcome closes the scope of sub-agent thread id with the outcome
+// a call reported: its final message (message, a string), then its
+// status (an error reported as the provider's, in the scope). Nothing
+// while status is "" (pending_init, running: not over yet), nor for a
+// scope closed already. A thread first seen here (spawned before this
+// stream began: a resumed thread) opens its scope here, linked to call,
+// with no name: what spawned it is not known.
+func (n *normalizer) agentOutcome(out *sdk.Out, id abi.Value, call sdk.Str, status string, errText sdk.Str, message abi.Value) {
+	if status == "" || id.Kind() != abi.KindString || id.Is("") {
+		return
+	}
+	i, known := n.agents[sdk.View(id)]
+	if !known {
+		i = n.openAgent(out, id, call, sdk.Str{}, abi.Value{})
+	}
+	if !n.agentList[i].open {
+		return
+	}
+	scope := sdk.Text(id)
+	if message.Kind() == abi.KindString && !message.Is("") {
+		key := n.newKey()
+		out.Open(key, sdk.Message{ID: key, Scope: scope})
+		out.Block(key, 0, sdk.Block{Type: sdk.BlockText, Text: sdk.Text(message)})
+		out.Close(key, sdk.MessageEnd{})
+	}
+	if status == sdk.StatusError {
+		out.Error(sdk.ProviderError{Message: errText, Scope: scope})
+	}
+	n.agentList[i].open = false
+	out.ScopeClose(scope, status, errText)
 }
 
 // subAgent is a sub-agent's scope: its thread id, and whether the scope
@@ -241,32 +253,12 @@ func protoStatus(v abi.Value) (status string, errText sdk.Str, message abi.Value
 }
 
 // protoAgentState closes the scope of sub-agent thread id when status v
-// says it finished: its final message, then its outcome. A thread not
-// spawned in this stream opens its scope here, unnamed (as collab).
+// says it finished (agentOutcome). A thread not spawned in this stream
+// opens its scope here, unlinked and unnamed: the event names no call
+// that started it.
 func (n *normalizer) protoAgentState(out *sdk.Out, id, v abi.Value) {
 	status, errText, message := protoStatus(v)
-	if status == "" || id.Kind() != abi.KindString || id.Is("") {
-		return
-	}
-	i, known := n.agents[sdk.View(id)]
-	if !known {
-		i = n.openAgent(out, id, sdk.Str{}, sdk.Str{}, abi.Value{})
-	}
-	if !n.agentList[i].open {
-		return
-	}
-	scope := sdk.Text(id)
-	if message.Kind() == abi.KindString && !message.Is("") {
-		key := n.newKey()
-		out.Open(key, sdk.Message{ID: key, Scope: scope})
-		out.Block(key, 0, sdk.Block{Type: sdk.BlockText, Text: sdk.Text(message)})
-		out.Close(key, sdk.MessageEnd{})
-	}
-	if status == sdk.StatusError {
-		out.Error(sdk.ProviderError{Message: errText, Scope: scope})
-	}
-	n.agentList[i].open = false
-	out.ScopeClose(scope, status, errText)
+	n.agentOutcome(out, id, sdk.Str{}, status, errText, message)
 }
 
 // closeAgent closes sub-agent thread id's scope, if still open, with
