@@ -125,7 +125,8 @@
 // response the result of its use, without a status, and
 // command_permission_denied a denial; any other call has no result, and a
 // warning counts them. The usage, cost and errors are the UI's, as above:
-// an error in the tail (after the model's last request or answer) comes
+// an error in the tail (after the model's last request or answer, a
+// request still running not counting: see Order) comes
 // after this conversation, so the session rule sees it after the last
 // answer (status error); an error the task went on after (a later request
 // or answer) comes before it and does not decide the status. A task has
