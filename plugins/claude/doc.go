@@ -237,7 +237,10 @@
 //   - queued_command: input queued while the agent worked, for which the
 //     CLI writes no user record: commandMode "prompt" is the user's
 //     prompt (a message.user), "task-notification" (a background task
-//     ended) injected context.
+//     ended) injected context. Its prompt is a string, or, when the
+//     message holds an image, a list of content blocks: the text blocks
+//     are the message's, in order; the image is counted unmapped as
+//     "block/image", as in a user record.
 //   - A hook's outcome that is not a success is a warning of the step
 //     naming the hook and what it said: hook_blocking_error (exit code 2:
 //     the hook blocked what it guards, a tool call before it runs, the

@@ -980,15 +980,17 @@ func (n *normalizer) attachment(v abi.Value, out *sdk.Out) {
 	at := a.Get("type")
 	name := sdk.Name(at)
 	if name == "queued_command" {
-		if p := a.Get("prompt"); p.Kind() == abi.KindString && !p.Is("") {
+		p := a.Get("prompt")
+		switch {
+		case p.Kind() == abi.KindString && !p.Is(""):
 			origin := sdk.OriginPrompt
 			if m := a.Get("commandMode"); m.Exists() && !m.Is("prompt") || sdk.HasPrefix(p.Raw(), `"<task-notification>`) {
 				origin = sdk.OriginInjected
 			}
 			n.injected(v, p, abi.Value{}, origin, out)
-			return
+		case p.Kind() != abi.KindArray || !n.queuedBlocks(v, a, p, out):
+			out.Unmapped(sdk.S("attachment/queued_command"))
 		}
-		out.Unmapped(sdk.S("attachment/queued_command"))
 		return
 	}
 	warned := n.hookWarning(a, name, out)
@@ -1033,6 +1035,48 @@ func (n *normalizer) attachment(v abi.Value, out *sdk.Out) {
 		return
 	}
 	out.Unmapped(sdk.S("attachment/" + sdk.TypeName(at)))
+}
+
+// queuedBlocks writes a queued_command whose prompt is a list of content
+// blocks (what a message typed while the agent worked becomes when it
+// holds an image: [{"type":"text",...}, {"type":"image",...}]) as one
+// message.user, its text blocks in order, of the origin its commandMode
+// (and a task notification's text) gives, as a string prompt's; a block
+// of another type (the image) is counted unmapped by its type, as in a
+// user record. It reports whether it wrote a message.
+func (n *normalizer) queuedBlocks(v, a, list abi.Value, out *sdk.Out) bool {
+	origin := sdk.OriginPrompt
+	if m := a.Get("commandMode"); m.Exists() && !m.Is("prompt") {
+		origin = sdk.OriginInjected
+	}
+	for it := list.Iter(); it.Next(); {
+		if t := it.Value().Get("text"); it.Value().Get("type").Is("text") && t.Kind() == abi.KindString {
+			if sdk.HasPrefix(t.Raw(), `"<task-notification>`) {
+				origin = sdk.OriginInjected
+			}
+			break
+		}
+	}
+	scope := n.scopeOf(v, out)
+	ts := n.get(v, kTimestamp)
+	key, slot := "", 0
+	for it := list.Iter(); it.Next(); {
+		b := it.Value()
+		bt := b.Get("type")
+		if !bt.Is("text") {
+			out.Unmapped(sdk.S("block/" + sdk.TypeName(bt)))
+			continue
+		}
+		if t := b.Get("text"); t.Kind() == abi.KindString && !t.Is("") {
+			key = n.userText(key, slot, t, scope, ts, origin, out)
+			slot++
+		}
+	}
+	if key == "" {
+		return false
+	}
+	out.Close(sdk.S(key), sdk.MessageEnd{})
+	return true
 }
 
 // hookWarning reports a hook outcome attachment that says a hook failed,
