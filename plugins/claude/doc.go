@@ -283,6 +283,19 @@
 //     prompt_snapshot and session_context, whose meaning no licensed
 //     real log shows (readers of other projects name them).
 //
+// Results before their calls. Claude Code appends a tool's result record
+// and the assistant record that holds its call apart, and can write the
+// result first (2.1.9x session logs: the result's parentUuid names the
+// assistant record after it, whose timestamp is earlier). A session log's
+// result whose call is not in the input yet waits while assistant records
+// follow (its line is declared ignored as "(tool result before its
+// call)"); when one of them reports the call, the result is reported
+// right after it (with that line's raw_line), the call's result like any
+// other. At the first other record, or at the end of the log, a result
+// still waiting gets a call synthesized from what it shows, as a result
+// whose call is not in the input at all does (a log that starts
+// mid-session), with the warning.
+//
 // Forks. /branch (and --fork-session in the builds that stamp it) writes
 // the conversation so far into the new session's file: each copied record
 // keeps its uuid, timestamp and message, takes the new sessionId, and
