@@ -1057,26 +1057,7 @@ func (n *normalizer) queuedBlocks(v, a, list abi.Value, out *sdk.Out) bool {
 			break
 		}
 	}
-	scope := n.scopeOf(v, out)
-	ts := n.get(v, kTimestamp)
-	key, slot := "", 0
-	for it := list.Iter(); it.Next(); {
-		b := it.Value()
-		bt := b.Get("type")
-		if !bt.Is("text") {
-			out.Unmapped(sdk.S("block/" + sdk.TypeName(bt)))
-			continue
-		}
-		if t := b.Get("text"); t.Kind() == abi.KindString && !t.Is("") {
-			key = n.userText(key, slot, t, scope, ts, origin, out)
-			slot++
-		}
-	}
-	if key == "" {
-		return false
-	}
-	out.Close(sdk.S(key), sdk.MessageEnd{})
-	return true
+	return n.userTexts(v, abi.Value{}, list, true, origin, out)
 }
 
 // hookWarning reports a hook outcome attachment that says a hook failed,
@@ -1132,6 +1113,16 @@ func (n *normalizer) hookWarning(a abi.Value, name string, out *sdk.Out) bool {
 // of an object item: the rendered form), one block each, with origin.
 // It reports whether it wrote a message.
 func (n *normalizer) injected(v, s, list abi.Value, origin string, out *sdk.Out) bool {
+	return n.userTexts(v, s, list, false, origin, out)
+}
+
+// userTexts writes the string s, then each non-empty string of list, as
+// one message.user of v's scope, one block each, with origin: list's
+// items as they are, or an object item's content (the rendered form);
+// with blocks, list is content blocks, each text block's text, any other
+// block counted unmapped by its type. It reports whether it wrote a
+// message.
+func (n *normalizer) userTexts(v, s, list abi.Value, blocks bool, origin string, out *sdk.Out) bool {
 	scope := n.scopeOf(v, out)
 	ts := n.get(v, kTimestamp)
 	key := ""
@@ -1141,7 +1132,13 @@ func (n *normalizer) injected(v, s, list abi.Value, origin string, out *sdk.Out)
 	slot := 0
 	for it := list.Iter(); it.Next(); {
 		x := it.Value()
-		if x.Kind() == abi.KindObject {
+		switch {
+		case blocks && !x.Get("type").Is("text"):
+			out.Unmapped(sdk.S("block/" + sdk.TypeName(x.Get("type"))))
+			continue
+		case blocks:
+			x = x.Get("text")
+		case x.Kind() == abi.KindObject:
 			x = x.Get("content")
 		}
 		if x.Kind() != abi.KindString || x.Is("") {
