@@ -402,7 +402,12 @@
 // ignored too (Out.Ignored), so that every raw line is accounted for.
 //
 // Notices. Warnings of the step, not errors of the provider (the run's
-// own records say how it ended): an assistant message flagged aborted
+// own records say how it ended): a session log's <task-notification> (a user
+// record or a queued command: the notice the model gets when a
+// background agent or shell ended) whose <status> is not completed
+// (killed, failed: "background task <task-id> ended <status>: <summary>";
+// a session log keeps no other record of it, the task's own file ends
+// with its log whatever happened); an assistant message flagged aborted
 // (SDK 0.3.214: truncated by an interrupt, no stop_reason received, its
 // text may end mid-word; the message's stop reason is "aborted"); a
 // system/status whose compact_result

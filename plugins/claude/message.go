@@ -1189,7 +1189,49 @@ func (n *normalizer) userText(key string, slot int, t abi.Value, scope string, t
 		out.Open(sdk.S(key), sdk.Message{User: true, Scope: sdk.Opt(scope), Time: sdk.StringOf(ts)})
 	}
 	out.Block(sdk.S(key), slot, sdk.Block{Type: sdk.BlockText, Text: sdk.Text(t), Origin: origin})
+	if n.format == fmtSessionLog && sdk.HasPrefix(t.Raw(), `"<task-notification>`) {
+		n.taskNotice(sdk.Text(t).String(), out)
+	}
 	return key
+}
+
+// taskNotice reads the notice a session log's user record (or a queued
+// command) gives the model when a background task ended
+// (<task-notification> with <task-id>, <status>, <summary>): a task
+// that did not complete (an agent or a shell killed, stopped or failed)
+// is a warning of the step. The log holds no other record of it: the
+// task's own file, a sub-agent's, ends with its log whatever happened,
+// and stream-json's system/task_notification, which ends the sub-agent's
+// scope with its status, is not in a session log.
+func (n *normalizer) taskNotice(text string, out *sdk.Out) {
+	status := tagText(text, "status")
+	if status == "" || status == "completed" {
+		return
+	}
+	w := "claude: background task"
+	if id := tagText(text, "task-id"); id != "" {
+		w += " " + id
+	}
+	w += " ended " + status
+	if sum := tagText(text, "summary"); sum != "" {
+		w += ": " + sdk.Clip(sum, 300)
+	}
+	out.Warn(w)
+}
+
+// tagText is the text between the first <tag> and the </tag> after it
+// in s, "" when s has none.
+func tagText(s, tag string) string {
+	i := strings.Index(s, "<"+tag+">")
+	if i < 0 {
+		return ""
+	}
+	s = s[i+len(tag)+2:]
+	j := strings.Index(s, "</"+tag+">")
+	if j < 0 {
+		return ""
+	}
+	return strings.TrimSpace(s[:j])
 }
 
 // newKey returns a new synthetic message key, prefix ':' and a number
