@@ -244,8 +244,11 @@
 //
 // Known records with nothing for the transcript are declared ignored
 // (sdk.Out.Ignored): the *_begin
-// and output-delta echoes, dynamic_tool_call_request and
-// view_image_tool_call (echoes of a function_call), thread_name_updated
+// and output-delta echoes, dynamic_tool_call_request,
+// view_image_tool_call and the multi-agent collab_*_end events
+// (collab_agent_spawn_end, collab_agent_interaction_end,
+// collab_waiting_end, collab_close_end, collab_resume_end: echoes of a
+// function_call and its output, persisted with extended history), thread_name_updated
 // (the name a user gave the thread), context_compacted, ghost_snapshot (an undo
 // commit), world_state, the 0.158+ token_usage_record (the figures of the
 // token_count event written beside it), additional_tools (tool

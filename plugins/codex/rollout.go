@@ -759,10 +759,14 @@ func (n *normalizer) eventMsg(out *sdk.Out, p abi.Value, ts sdk.Str) {
 		out.Ignored(sdk.S("event_msg/" + t.String()))
 	case "exec_command_begin", "exec_command_output_delta", "patch_apply_begin", "mcp_tool_call_begin", "web_search_begin", "web_search_end",
 		"image_generation_begin", "image_generation_end", "agent_reasoning_section_break", "context_compacted",
-		"dynamic_tool_call_request", "view_image_tool_call":
+		"dynamic_tool_call_request", "view_image_tool_call",
+		"collab_agent_spawn_end", "collab_agent_interaction_end", "collab_waiting_end", "collab_close_end", "collab_resume_end":
 		// UI echoes of calls whose request and result are response
 		// items (a dynamic tool's request repeats its function_call,
-		// view_image_tool_call names the path of a view_image call).
+		// view_image_tool_call names the path of a view_image call, and
+		// the multi-agent v1 collab_*_end events, which rollouts of
+		// extended history persist, repeat the spawn_agent, send_input,
+		// wait, close_agent and resume_agent calls and their outputs).
 		out.Ignored(sdk.S("event_msg/" + t.String()))
 	case "undo_completed":
 		// /undo (builds of late 2025 to early 2026 persisted its end;
