@@ -75,6 +75,7 @@ type normalizer struct {
 	line   int                 // number of the line being handled (see closeIdle)
 
 	calls     map[string]*call  // tool calls by scope and id (callKey)
+	held      []heldResult      // session-log results waiting for their call
 	tasks     []*call           // Task/Agent calls without a result, oldest first
 	taskCalls map[string]*call  // the latest Task/Agent call of each id (subScope)
 	scopes    map[string]bool   // scope id -> open
@@ -183,7 +184,13 @@ func (n *normalizer) Line(l *sdk.Line, out *sdk.Out) error {
 	if sdk.HasPrefix(l.Raw, "data:") {
 		n.setFormat(fmtSSE, out)
 	}
+	if len(n.held) > 0 && !l.JSON().Get("type").Is("assistant") {
+		n.flushHeld(out)
+	}
 	n.value(l.JSON(), out)
+	if len(n.held) > 0 {
+		n.releaseHeld(out)
+	}
 	return nil
 }
 
@@ -194,6 +201,10 @@ func (n *normalizer) End(out *sdk.Out) error {
 	// deltas are reported and per-message usage is counted.
 	for len(n.open) > 0 {
 		n.close(n.open[0], out)
+	}
+	if len(n.held) > 0 {
+		n.releaseHeld(out)
+		n.flushHeld(out)
 	}
 	n.endPermissions(out)
 	// A sub-agent transcript whose starting call is not in the input (a

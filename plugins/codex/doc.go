@@ -130,8 +130,10 @@
 // A rollout with extended history (early 2026) also keeps the
 // multi-agent tools' end events (collab_agent_spawn_end,
 // collab_agent_interaction_end, collab_waiting_end, collab_close_end,
-// collab_resume_end), each before its call's function_call_output: echoes
-// of that result, declared ignored, whose outcome completes it (noteEnd):
+// collab_resume_end), beside its call's function_call_output (before it,
+// as the v1 handlers send the event before they return the output): echoes
+// of that result, declared ignored, whose outcome completes an output
+// read after it (noteEnd; one read after the output changes nothing):
 // a spawn without a new_thread_id, or a receiver whose status is
 // not_found, fails the call; a receiver's other status (errored,
 // completed) is the sub-agent's own outcome, recorded in its own
@@ -270,8 +272,12 @@
 //
 // Known records with nothing for the transcript are declared ignored
 // (sdk.Out.Ignored): the *_begin
-// and output-delta echoes, dynamic_tool_call_request and
-// view_image_tool_call (echoes of a function_call), thread_name_updated
+// and output-delta echoes, dynamic_tool_call_request,
+// view_image_tool_call and the multi-agent collab_*_end events
+// (collab_agent_spawn_end, collab_agent_interaction_end,
+// collab_waiting_end, collab_close_end, collab_resume_end: echoes of a
+// function_call and its output, persisted with extended history, whose
+// outcome completes the output, above), thread_name_updated
 // (the name a user gave the thread), context_compacted, ghost_snapshot (an undo
 // commit), world_state, the 0.158+ token_usage_record (the figures of the
 // token_count event written beside it), additional_tools (tool

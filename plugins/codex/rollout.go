@@ -805,7 +805,8 @@ func (n *normalizer) eventMsg(out *sdk.Out, p abi.Value, ts sdk.Str) {
 		"dynamic_tool_call_request", "view_image_tool_call":
 		// UI echoes of calls whose request and result are response
 		// items (a dynamic tool's request repeats its function_call,
-		// view_image_tool_call names the path of a view_image call).
+		// view_image_tool_call names the path of a view_image call; the
+		// multi-agent v1 collab_*_end events are read above, noteEnd).
 		out.Ignored(sdk.S("event_msg/" + t.String()))
 	case "undo_completed":
 		// /undo (builds of late 2025 to early 2026 persisted its end;

@@ -92,6 +92,17 @@ func TestRolloutNewerItems(t *testing.T) {
 		closeGone     = item(`{"type":"function_call_output","call_id":"call_c1","output":"{\"status\":\"not_found\"}"}`)
 		closeEndDone  = ev(`{"type":"collab_close_end","call_id":"call_c1","sender_thread_id":"019b0000-0000-7000-8000-0000000000a1","receiver_thread_id":"019b0000-0000-7000-8000-0000000000e9","status":{"completed":null}}`)
 		closeOK       = item(`{"type":"function_call_output","call_id":"call_c1","output":"{\"status\":{\"completed\":null}}"}`)
+		eSpawnEnd     = ev(`{"type":"collab_agent_spawn_end","call_id":"call_s1","sender_thread_id":"s1","new_thread_id":"019b0000-0000-7000-8000-0000000000e1","new_agent_nickname":"Euler","new_agent_role":"explorer","prompt":"review","model":"gpt-5.4","reasoning_effort":"medium","status":"running"}`)
+		eSendCall     = item(`{"type":"function_call","name":"send_input","arguments":"{\"id\":\"019b0000-0000-7000-8000-0000000000e1\",\"message\":\"also the tests\"}","call_id":"call_i1"}`)
+		eSendOut      = item(`{"type":"function_call_output","call_id":"call_i1","output":"{\"submission_id\":\"x1\"}"}`)
+		eSendEnd      = ev(`{"type":"collab_agent_interaction_end","call_id":"call_i1","sender_thread_id":"s1","receiver_thread_id":"019b0000-0000-7000-8000-0000000000e1","prompt":"also the tests","status":"running"}`)
+		eWaitAll      = item(`{"type":"function_call","name":"wait","arguments":"{\"ids\":[\"019b0000-0000-7000-8000-0000000000e1\"]}","call_id":"call_w2"}`)
+		eWaitOut      = item(`{"type":"function_call_output","call_id":"call_w2","output":"{\"status\":{\"019b0000-0000-7000-8000-0000000000e1\":{\"completed\":\"LGTM\"}},\"timed_out\":false}"}`)
+		eWaitEnd      = ev(`{"type":"collab_waiting_end","sender_thread_id":"s1","call_id":"call_w2","agent_statuses":[{"thread_id":"019b0000-0000-7000-8000-0000000000e1","agent_nickname":"Euler","status":{"completed":"LGTM"}}],"statuses":{"019b0000-0000-7000-8000-0000000000e1":{"completed":"LGTM"}}}`)
+		eCloseCall    = item(`{"type":"function_call","name":"close_agent","arguments":"{\"id\":\"019b0000-0000-7000-8000-0000000000e1\"}","call_id":"call_c1"}`)
+		eCloseOut     = item(`{"type":"function_call_output","call_id":"call_c1","output":"{\"status\":{\"completed\":\"LGTM\"}}"}`)
+		eCloseEnd     = ev(`{"type":"collab_close_end","call_id":"call_c1","sender_thread_id":"s1","receiver_thread_id":"019b0000-0000-7000-8000-0000000000e1","status":{"completed":"LGTM"}}`)
+		eResumeEnd    = ev(`{"type":"collab_resume_end","call_id":"call_r1","sender_thread_id":"s1","receiver_thread_id":"019b0000-0000-7000-8000-0000000000e1","status":"running"}`)
 		subStopped    = ev(`{"type":"sub_agent_activity","event_id":"e3","occurred_at_ms":3,"agent_thread_id":"c1","agent_path":"/root/worker","kind":"interrupted"}`)
 	)
 	// Codex's guardian_rejection_message (core/src/guardian/review.rs).
@@ -139,6 +150,12 @@ func TestRolloutNewerItems(t *testing.T) {
 			status: "ok", assistant: []string{"Done."}, tools: []toolWant{
 				{"spawn_agent", "error", "collab spawn failed: agent thread limit reached"},
 				{"wait", "error", "agent with id 019b0000-0000-7000-8000-0000000000e9 not found"}}},
+		{name: "multi-agent v1's collab_*_end echoes of its calls", lines: []string{meta, start, prompt, spawnCall, spawnOK, eSpawnEnd, eSendCall, eSendOut, eSendEnd, eWaitAll, eWaitOut, eWaitEnd, eCloseCall, eCloseOut, eCloseEnd, eResumeEnd, answer, done},
+			status: "ok", assistant: []string{"Done."}, tools: []toolWant{
+				{"spawn_agent", "ok", `{"agent_id":"019b0000-0000-7000-8000-0000000000e1","nickname":"Euler"}`},
+				{"send_input", "ok", `{"submission_id":"x1"}`},
+				{"wait", "ok", `{"status":{"019b0000-0000-7000-8000-0000000000e1":{"completed":"LGTM"}},"timed_out":false}`},
+				{"close_agent", "ok", `{"status":{"completed":"LGTM"}}`}}},
 		{name: "a sub-agent spawned", lines: []string{meta, start, prompt, spawnCall, spawnOK, answer, done},
 			status: "ok", assistant: []string{"Done."}, tools: []toolWant{
 				{"spawn_agent", "ok", `{"agent_id":"019b0000-0000-7000-8000-0000000000e1","nickname":"Euler"}`}}},

@@ -223,9 +223,13 @@
 //
 // Final text. The content of the last assistant.message with content.
 //
+// A hook.end with success false (a hook the user configured failed; a
+// preToolUse hook's failure denies its call, which the completion says)
+// is a warning naming the hook type and its error.message.
+//
 // Unmapped. Lifecycle markers and previews of what a later event carries
 // whole are declared ignored (sdk.Out.Ignored): assistant.turn_start and
-// turn_end, tool.execution_partial_result (execution_complete has the
+// turn_end, hook.start and a hook.end that succeeded, tool.execution_partial_result (execution_complete has the
 // output), session.idle, permission.requested (the call is already
 // recorded and stays dangling until it completes), permission.completed
 // (see Tools), session.permissions_changed, session.usage_checkpoint,
@@ -247,7 +251,7 @@
 // the transcript has no place for
 // (session.mcp_server_status_changed, session.skills_loaded,
 // mcp.tools.list_changed, subagent.selected,
-// hooks, new types) is counted by type; text that is not JSON
+// new types) is counted by type; text that is not JSON
 // as "non_json"; a JSON value that is not an object as "non_object"; an
 // object without a type as "(no type)".
 //
