@@ -145,6 +145,11 @@ type normalizer struct {
 	uiStash  []uiItem
 	uiMapped map[int]bool
 	uiFirst  int
+	// uiWriting: uiConversation is writing (its messages carry ids);
+	// uiCalls and uiResults count the calls it wrote and the outcomes
+	// the UI stated for them, across parts.
+	uiWriting          bool
+	uiCalls, uiResults int
 	// The CLI's --json output (stream.go): stream once a line of it was
 	// read, structured for the schemaVersion envelope; streamMsgs
 	// messages read, calls made and command outputs passed over;
@@ -250,7 +255,7 @@ func (n *normalizer) twasm(v, t abi.Value, out *sdk.Out) {
 		out.Ignored(sdk.S("twasm_file"))
 	case t.Is(abi.SourceFactsType):
 		if n.sawTask {
-			n.uiContinued()
+			n.uiContinued(out)
 		}
 		if id := v.Get("name").String(); id != "" && n.taskID == "" {
 			n.taskID = id
@@ -339,12 +344,13 @@ func diff(doc abi.Value, old []uint64, file string, warnChanged bool, out *sdk.O
 
 // End implements sdk.Normalizer.
 func (n *normalizer) End(out *sdk.Out) error {
-	if len(n.api) == 0 && !n.stream && n.agent == nil && n.roo == nil {
+	if n.uiOnly() {
 		// A task read from its UI messages alone (its conversation file
 		// is missing): the UI's copy of the conversation, written before
 		// the errors held back so that the session rule sees them after
 		// the last answer.
 		n.uiConversation(out)
+		n.uiWarn(out)
 	}
 	n.settle(out)
 	switch {

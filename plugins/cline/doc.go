@@ -125,15 +125,22 @@
 // response the result of its use, without a status, and
 // command_permission_denied a denial; any other call has no result, and a
 // warning counts them. The usage, cost and errors are the UI's, as above:
-// an error in the tail (after the model's last request or answer) comes
+// an error in the tail (after the model's last request or answer, a
+// request still running not counting: see Order) comes
 // after this conversation, so the session rule sees it after the last
 // answer (status error); an error the task went on after (a later request
 // or answer) comes before it and does not decide the status. A task has
 // no terminal event: NoTerminal, and the host settles the status by the
-// session rule (spec §6.7). A new part of a task (a facts line after the
-// task was read: the host replays the parts it archived with their output
-// dropped) starts with nothing held back, since the earlier part's end
-// wrote it.
+// session rule (spec §6.7). Each message of the UI's conversation has
+// its key as its id (ui-<index>). A new part of a task (a facts line
+// after the task was read) first writes the UI conversation the earlier
+// part held back: sync and renormalize replay the archived parts with
+// their output dropped, and the host's filter of what the earlier parts
+// hold leaves it out (by those ids) when it comes after the replay,
+// while a whole raw capture read at once (twasm import of it) keeps it,
+// where it lost every part's conversation but the last. The errors an
+// earlier part ended on were its step's, and are not reported again.
+// End's warning of the calls without outcome counts every part's.
 //
 // # Format "json"
 //
@@ -282,9 +289,11 @@
 // Order. The UI's messages come first in the stream, so what they say
 // happened after the conversation's last message is reported after the
 // conversation: an error the UI's messages end on (after the last request
-// or answer) is held back and reported after the conversation, so the
-// session rule sees it after the last answer (status error); the errors
-// before it are reported in place and do not decide the status. A
+// or answer; a request Cline started and never completed, without
+// figures or a reason it ended, does not count: nothing answered it) is
+// held back and reported after the conversation, so the session rule
+// sees it after the last answer (status error); the errors before it are
+// reported in place and do not decide the status. A
 // completion the UI showed for the conversation's last attempt_completion
 // call is that call's result (the tool ran: it presents the result);
 // the user's reply to it, "[attempt_completion] Result: ... <feedback>",

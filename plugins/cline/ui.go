@@ -17,11 +17,17 @@ func (n *normalizer) uiMessages(msgs abi.Value, out *sdk.Out) {
 	hashes, todo := diff(msgs, n.ui, "ui_messages", false, out)
 	n.ui = hashes
 	// The tail: the elements after the last request or answer of the
-	// model. A completion there is the answer of the last
-	// attempt_completion call.
+	// model. A request still running there (Cline wrote it when it
+	// started and never completed it: nothing answered it) does not end
+	// the tail: the task did not go on past an error before it, which
+	// is still what the task ended on. A completion there is the answer
+	// of the last attempt_completion call.
 	tail := len(hashes)
 	for i := len(hashes) - 1; i >= 0; i-- {
 		m := msgs.Index(i)
+		if m.Get("say").Is("api_req_started") && requestRunning(m) {
+			continue
+		}
 		if m.Get("say").Is("api_req_started") || m.Get("say").Is("text") || m.Get("say").Is("tool") ||
 			m.Get("say").Is("command") || m.Get("say").Is("reasoning") || m.Get("say").Is("completion_result") {
 			tail = i + 1
@@ -107,15 +113,15 @@ func (n *normalizer) apiRequest(m abi.Value, idx int, what string, out *sdk.Out)
 		return 0
 	}
 	info := doc.Root()
+	if running(info) {
+		return 0 // still running: its figures come with a later version
+	}
 	in, inOK := info.Get("tokensIn").Int()
 	outT, outOK := info.Get("tokensOut").Int()
 	cw, cwOK := info.Get("cacheWrites").Int()
 	cr, crOK := info.Get("cacheReads").Int()
 	cost := info.Get("cost")
 	reason := info.Get("cancelReason")
-	if !inOK && !outOK && cost.Kind() != abi.KindNumber && !reason.Exists() {
-		return 0 // still running: its figures come with a later version
-	}
 	n.counted[idx] = true
 	records := 0
 	var u sdk.Usage
@@ -167,6 +173,23 @@ func (n *normalizer) apiRequest(m abi.Value, idx int, what string, out *sdk.Out)
 		records++
 	}
 	return records
+}
+
+// requestRunning says whether API request m (say api_req_started) is
+// still running: Cline has not completed it with its figures or the
+// reason it ended.
+func requestRunning(m abi.Value) bool {
+	doc, ok := sdk.Parse([]byte(m.Get("text").String()))
+	return ok && running(doc.Root())
+}
+
+// running says whether a request's info (api_req_started's text) is
+// as Cline writes it when the request starts: no figures, no reason it
+// ended.
+func running(info abi.Value) bool {
+	_, inOK := info.Get("tokensIn").Int()
+	_, outOK := info.Get("tokensOut").Int()
+	return !inOK && !outOK && info.Get("cost").Kind() != abi.KindNumber && !info.Get("cancelReason").Exists()
 }
 
 // firstRequest is the index of the UI's first API request (say

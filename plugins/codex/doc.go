@@ -112,6 +112,34 @@
 // agents_states (spawned before a resumed stream) opens there, unnamed;
 // one whose outcome never came is closed incomplete when the turn ends.
 //
+// The legacy event stream ({"id","msg"}, the app server's codex/event
+// notifications) has no items: it reports the multi-agent tools only by
+// their protocol events, collab_*_begin and collab_*_end (see
+// collabBegin, collabEnd). The begin (or, without one, the end) is the
+// call, named as the model calls the tool (spawn_agent, send_input,
+// wait, close_agent, resume_agent), its input what the event states
+// (prompt, receivers, model); the end is its result (a spawn without a
+// new_thread_id, a receiver not_found: an error). A spawned thread is a
+// scope linked to the spawn call, as exec-json's: its prompt, what
+// send_input sent it, and the final message or error a wait's or
+// close's AgentStatus reports ({"completed": message}, {"errored":
+// message}, shutdown and interrupted cancelled, not_found an error); a
+// close of one still running is cancelled; one never reported is
+// closed incomplete when the turn ends.
+//
+// A rollout with extended history (early 2026) also keeps the
+// multi-agent tools' end events (collab_agent_spawn_end,
+// collab_agent_interaction_end, collab_waiting_end, collab_close_end,
+// collab_resume_end), beside its call's function_call_output (before it,
+// as the v1 handlers send the event before they return the output): echoes
+// of that result, declared ignored, whose outcome completes an output
+// read after it (noteEnd; one read after the output changes nothing):
+// a spawn without a new_thread_id, or a receiver whose status is
+// not_found, fails the call; a receiver's other status (errored,
+// completed) is the sub-agent's own outcome, recorded in its own
+// rollout, not the call's. They link nothing: a spawned sub-agent's run
+// is linked at its spawn_agent call by that call's output (below).
+//
 // In rollouts, a spawned sub-agent (multi-agent v2) is a thread of its
 // own, recorded in a rollout of its own, whose session_meta names its
 // parent thread and its agent path (source.subagent.thread_spawn:
@@ -248,7 +276,8 @@
 // view_image_tool_call and the multi-agent collab_*_end events
 // (collab_agent_spawn_end, collab_agent_interaction_end,
 // collab_waiting_end, collab_close_end, collab_resume_end: echoes of a
-// function_call and its output, persisted with extended history), thread_name_updated
+// function_call and its output, persisted with extended history, whose
+// outcome completes the output, above), thread_name_updated
 // (the name a user gave the thread), context_compacted, ghost_snapshot (an undo
 // commit), world_state, the 0.158+ token_usage_record (the figures of the
 // token_count event written beside it), additional_tools (tool

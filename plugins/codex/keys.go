@@ -21,4 +21,5 @@ var keys = abi.NewKeySet(
 	"review_output", "overall_explanation", "overall_correctness", "findings", "title", "body", "code_location",
 	"absolute_file_path", "line_range", "start", "end",
 	"revised_prompt", "content_items", "target_item_id", "rationale",
+	"new_thread_id", "receiver_thread_id", "completed", "errored", "new_agent_nickname", "new_agent_role", "statuses",
 )

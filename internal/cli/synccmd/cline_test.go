@@ -2,12 +2,14 @@ package synccmd_test
 
 import (
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/twasm/twasm/internal/rawfile"
 	"github.com/twasm/twasm/internal/testing/clitest"
 	"github.com/twasm/twasm/transcript"
 )
@@ -154,5 +156,103 @@ func checkClineRun(t *testing.T, path string) {
 	}
 	if out != 260 {
 		t.Errorf("output tokens over the parts: %d, the task's requests state 260", out)
+	}
+}
+
+// TestSyncClineUIOnlyTaskGrown: a Cline task folder holding only
+// ui_messages.json, archived by sync in two parts (the task grew). Each
+// UI message is in the run once: the second part holds only the new
+// turn's (the plugin writes the first part's conversation again at the
+// new part's facts line, and sync's filter leaves it out by the
+// messages' ids); renormalize gives the same; and the run's raw capture
+// imported whole, as one file, holds both parts' conversation (before,
+// only the last part's: the first part's, held back for its end, was
+// dropped at the second part's facts line).
+func TestSyncClineUIOnlyTaskGrown(t *testing.T) {
+	t.Parallel()
+	h := clitest.NewHome(t)
+	task := filepath.Join(".cline", "data", "tasks", "1767225600000")
+	dir := filepath.Join(h.Dir, task)
+	const part1 = `{"ts":1767225600000,"type":"say","say":"task","text":"Run the tests"},` +
+		`{"ts":1767225600100,"type":"say","say":"api_req_started","text":"{\"tokensIn\":10,\"tokensOut\":5,\"cost\":0.01}"},` +
+		`{"ts":1767225601000,"type":"say","say":"text","text":"Running them."},` +
+		`{"ts":1767225602000,"type":"ask","ask":"command","text":"go test ./..."},` +
+		`{"ts":1767225603000,"type":"ask","ask":"command_output","text":"FAIL pkg/b"}`
+	const part2 = `,{"ts":1767225607000,"type":"say","say":"user_feedback","text":"Fix it"},` +
+		`{"ts":1767225608000,"type":"say","say":"api_req_started","text":"{\"tokensIn\":30,\"tokensOut\":5,\"cost\":0.03}"},` +
+		`{"ts":1767225609000,"type":"say","say":"text","text":"Fixed."}`
+	want := []string{"Run the tests", "Running them.", "Fix it", "Fixed."}
+	texts := func(path string) (all []string, parts [][]string) {
+		t.Helper()
+		clitest.Validate(t, path)
+		parts = [][]string{nil}
+		for _, ev := range clitest.ReadRun(t, path) {
+			if ev.Type == transcript.StepCompleted {
+				parts = append(parts, nil)
+			}
+			if m := ev.Message(); m != nil && len(m.Blocks) > 0 && m.Blocks[0].Text != "" {
+				all = append(all, m.Blocks[0].Text)
+				parts[len(parts)-1] = append(parts[len(parts)-1], m.Blocks[0].Text)
+			}
+		}
+		return all, parts[:len(parts)-1]
+	}
+
+	h.Put(filepath.Join(task, "ui_messages.json"), []byte("["+part1+"]"), time.Hour)
+	runID := syncWant(t, h, dir, "first sync", map[string]int{"new": 1})["new"][0]
+	h.Put(filepath.Join(task, "ui_messages.json"), []byte("["+part1+part2+"]"), 30*time.Minute)
+	syncWant(t, h, dir, "sync after a turn", map[string]int{"grown": 1})
+	path := clitest.TranscriptPath(h.Stor, runID)
+	all, parts := texts(path)
+	if strings.Join(all, "|") != strings.Join(want, "|") || len(parts) != 2 || strings.Join(parts[1], "|") != "Fix it|Fixed." {
+		t.Fatalf("synced run: messages %q in parts %q; want %q, the second part only the new turn", all, parts, want)
+	}
+
+	r := h.OK("renormalize", "--json", runID)
+	var sum struct {
+		Transcript string `json:"transcript"`
+	}
+	if err := json.Unmarshal([]byte(r.Out), &sum); err != nil || sum.Transcript == "" {
+		t.Fatalf("renormalize --json: %v\n%v", err, r)
+	}
+	if all, _ := texts(sum.Transcript); strings.Join(all, "|") != strings.Join(want, "|") {
+		t.Errorf("renormalized run: messages %q; want %q", all, want)
+	}
+
+	// The raw capture, read back whole into one file and imported.
+	var res *transcript.AgentResult
+	for _, ev := range clitest.OfType(clitest.ReadRun(t, path), transcript.StepCompleted) {
+		if r, err := ev.Step().AgentResult(); err == nil && r != nil && r.Raw != nil {
+			res = r // the last part's: its capture holds every part
+		}
+	}
+	if res == nil {
+		t.Fatal("the run's steps name no raw capture")
+	}
+	rc, err := rawfile.OpenAll(filepath.Join(h.Stor, res.Raw.Path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := io.ReadAll(rc)
+	rc.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	whole := filepath.Join(t.TempDir(), "whole.jsonl")
+	clitest.Put(t, whole, raw, 0)
+	h.OK("import", "--provider", "cline", whole)
+	found := false
+	for p := range clitest.StorageRuns(t, h.Stor) {
+		if p == path || filepath.Base(p) == filepath.Base(sum.Transcript) {
+			continue
+		}
+		all, _ := texts(p)
+		if strings.Join(all, "|") != strings.Join(want, "|") {
+			t.Errorf("imported raw capture: messages %q; want %q", all, want)
+		}
+		found = true
+	}
+	if !found {
+		t.Error("the import made no run")
 	}
 }
