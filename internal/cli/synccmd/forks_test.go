@@ -143,3 +143,24 @@ func copiedParent(fork [][]byte, forkID, parentID string) files {
 	}
 	return files{bytes.Join(parent, nil), bytes.Join(fork, nil)}
 }
+
+// lsTools is the number of tool calls `ls --json` counts over every run,
+// and in run (-1 when ls lists no such run).
+func lsTools(t *testing.T, h *clitest.Home, run string) (all, inRun int) {
+	t.Helper()
+	inRun = -1
+	for _, l := range bytes.Split(bytes.TrimSpace([]byte(h.OK("ls", "--json").Out)), []byte("\n")) {
+		var row struct {
+			RunID string `json:"run_id"`
+			Tools int    `json:"tools"`
+		}
+		if err := json.Unmarshal(l, &row); err != nil {
+			t.Fatalf("ls --json line %q: %v", l, err)
+		}
+		all += row.Tools
+		if row.RunID == run {
+			inRun = row.Tools
+		}
+	}
+	return all, inRun
+}

@@ -177,3 +177,83 @@ func TestSyncGoose(t *testing.T) {
 		}
 	}
 }
+
+// TestSyncGooseCopyCountedOnce: copy_session (goose session --resume
+// --fork, the desktop's Duplicate and its fork at an edited message)
+// creates a session and writes the original's conversation into it as it
+// was (each message's created_timestamp and message_id kept, the token
+// counters not copied: block/goose session_manager.rs). Synced beside the
+// original, the copy's run holds only its own turn: `ls --json` counts
+// the original's tool calls once, in its own run, and `usage` each
+// session's tokens once. Before, the copy's run held the original's
+// prompt and both its calls again (5 tool calls in all instead of 3).
+func TestSyncGooseCopyCountedOnce(t *testing.T) {
+	t.Parallel()
+	h := clitest.NewHome(t)
+	dir := filepath.Join(h.Dir, ".local", "share", "goose", "sessions")
+	g := openGooseDB(t, filepath.Join(dir, "sessions.db"))
+	g.Schema("goose")
+	const T = 1762077600 // 2025-11-02 10:00:00, the original's creation
+	type msg struct {
+		id, role string
+		at       int64
+		content  string
+	}
+	original := []msg{
+		{"msg_1", "user", T, `[{"type":"text","text":"Run the tests."}]`},
+		{"msg_2", "assistant", T + 2, `[{"type":"toolRequest","id":"toolu_1","toolCall":{"status":"success","value":{"name":"developer__shell","arguments":{"command":"go test ./..."}}}}]`},
+		{"msg_3", "user", T + 8, `[{"type":"toolResponse","id":"toolu_1","toolResult":{"status":"success","value":{"content":[{"type":"text","text":"FAIL\texample.com/proj"}],"isError":true}}}]`},
+		{"msg_4", "assistant", T + 10, `[{"type":"toolRequest","id":"toolu_2","toolCall":{"status":"success","value":{"name":"developer__shell","arguments":{"command":"cat parse.go"}}}}]`},
+		{"msg_5", "user", T + 12, `[{"type":"toolResponse","id":"toolu_2","toolResult":{"status":"success","value":{"content":[{"type":"text","text":"package parse"}],"isError":false}}}]`},
+		{"msg_6", "assistant", T + 15, `[{"type":"text","text":"An off-by-one in parse.go."}]`},
+	}
+	g.session("20251102_1", "", "user")
+	for _, m := range original {
+		g.message("20251102_1", m.id, m.role, m.at, m.content)
+	}
+	g.usage("20251102_1", 5000, 300, 0.021)
+	// An hour later the user forks it: the copy is created, then the
+	// conversation written into it as it was.
+	g.session("20251102_2", "", "user")
+	g.Exec(`UPDATE sessions SET name = 'fix the test (copy)', created_at = datetime(?, 'unixepoch'), updated_at = datetime(?, 'unixepoch') WHERE id = '20251102_2'`, T+3600, T+3600)
+	for _, m := range original {
+		g.message("20251102_2", m.id, m.role, m.at, m.content)
+	}
+	g.message("20251102_2", "msg_20251102_2_a", "user", T+3610, `[{"type":"text","text":"Fix it another way."}]`)
+	g.message("20251102_2", "msg_20251102_2_b", "assistant", T+3612, `[{"type":"toolRequest","id":"toolu_3","toolCall":{"status":"success","value":{"name":"developer__text_editor","arguments":{"command":"str_replace","path":"/home/me/proj/parse.go","old_str":"i := 1","new_str":"i := 0"}}}}]`)
+	g.message("20251102_2", "msg_20251102_2_c", "user", T+3613, `[{"type":"toolResponse","id":"toolu_3","toolResult":{"status":"success","value":{"content":[{"type":"text","text":"edited"}],"isError":false}}}]`)
+	g.message("20251102_2", "msg_20251102_2_d", "assistant", T+3615, `[{"type":"text","text":"Fixed by starting at 0."}]`)
+	g.usage("20251102_2", 7000, 120, 0.012)
+	if err := g.DB.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	got := syncWant(t, h, dir, "sync", map[string]int{"new": 2})
+	fork := ""
+	for _, id := range got["new"] {
+		if b := runText(t, h, id); strings.Contains(b, `"session_id":"20251102_2"`) {
+			fork = id
+			if strings.Contains(b, "Run the tests.") || !strings.Contains(b, "Fix it another way.") {
+				t.Errorf("the copy's run: want its own prompt and not the original's:\n%s", b)
+			}
+		}
+	}
+	if fork == "" {
+		t.Fatalf("no run of the copy among %v", got)
+	}
+	var rep struct {
+		Total struct {
+			Sessions int `json:"sessions"`
+			Usage    struct {
+				Output int64 `json:"output_tokens"`
+			} `json:"usage"`
+		} `json:"total"`
+	}
+	if r := h.OK("usage", "--json"); json.Unmarshal([]byte(r.Out), &rep) != nil || rep.Total.Sessions != 2 || rep.Total.Usage.Output != 420 {
+		t.Errorf("usage --json: %d sessions, %d output tokens; want 2, 420\n%s", rep.Total.Sessions, rep.Total.Usage.Output, r.Out)
+	}
+	tools, forkTools := lsTools(t, h, fork)
+	if tools != 3 || forkTools != 1 {
+		t.Errorf("ls --json: %d tool calls in all, the copy's run %d; want 3, 1", tools, forkTools)
+	}
+}
