@@ -7,6 +7,8 @@ import (
 	"encoding/json"
 	"math"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/twasm/twasm/abi/sdk/sdktest"
@@ -35,6 +37,27 @@ type facts struct {
 	costs int
 }
 
+// ownMessages are the messages of a sessions folder's document that its
+// session said itself: a message dated before the session started (its
+// id is Date.now() in milliseconds, "_", a suffix) was copied by /fork
+// from the session it was forked from.
+func ownMessages(id string, msgs []json.RawMessage) []json.RawMessage {
+	ms, _, _ := strings.Cut(id, "_")
+	start, err := strconv.ParseInt(ms, 10, 64)
+	if err != nil || len(ms) != 13 || !strings.Contains(id, "_") {
+		return msgs
+	}
+	var own []json.RawMessage
+	for _, m := range msgs {
+		var msg struct{ Ts int64 }
+		if json.Unmarshal(m, &msg) == nil && msg.Ts > 0 && msg.Ts < start {
+			continue
+		}
+		own = append(own, m)
+	}
+	return own
+}
+
 // clineFacts reads the last version of the conversation and of the UI's
 // messages in a stream.
 func clineFacts(raw []byte) facts {
@@ -51,9 +74,12 @@ func clineFacts(raw []byte) facts {
 		}
 		var doc []json.RawMessage
 		if json.Unmarshal(l, &doc) != nil {
-			var obj struct{ Messages []json.RawMessage }
+			var obj struct {
+				SessionID string `json:"sessionId"`
+				Messages  []json.RawMessage
+			}
 			if json.Unmarshal(l, &obj) == nil && obj.Messages != nil {
-				api = obj.Messages
+				api = ownMessages(obj.SessionID, obj.Messages)
 			}
 			continue
 		}

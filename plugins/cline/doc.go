@@ -83,6 +83,18 @@
 //     not run), never the user's prompt. The metrics are not read: their "cached" is the cache
 //     writes in one sample and not said anywhere, while the UI's figures
 //     are named.
+//     A sessions folder's session is a session of the Cline SDK, its
+//     id Date.now() in milliseconds, "_" and a random suffix
+//     (createSessionId; the CLI's own ids end "_cli"). The CLI's /fork
+//     (forkCurrentSession, apps/cli at cline/cline 21cb8d2) starts a new
+//     session with the forked session's messages as they were, each with
+//     its ts, and names the forked session only in its manifest
+//     (<id>.json, metadata.fork), which the store does not read: a
+//     message dated before its session started is one of those, that
+//     session's, which its own run holds. It is not reported, and a
+//     warning counts the copied messages; the fork's run holds what
+//     followed the fork. A message without ts, and a session whose id
+//     states no start, are read whole.
 //   - ui_messages.json: ClineMessage[] {ts, type ask|say, ask|say, text,
 //     partial}. say api_req_started's text is a JSON object that Cline
 //     completes when the request ends: {tokensIn, tokensOut, cacheWrites,

@@ -156,3 +156,38 @@ func checkClineRun(t *testing.T, path string) {
 		t.Errorf("output tokens over the parts: %d, the task's requests state 260", out)
 	}
 }
+
+// TestSyncClineSessionFork: the Cline CLI's /fork starts a session (its
+// id Date.now() in milliseconds and a suffix) with the forked session's
+// messages as they were, each with its ts (cline/cline 21cb8d2,
+// forkCurrentSession). Synced beside the session it was forked from, the
+// fork's run holds only what followed the fork: `ls --json` counts the
+// forked session's tool call once, in its own run. Before, the fork's run
+// held it again (3 tool calls in all instead of 2).
+func TestSyncClineSessionFork(t *testing.T) {
+	t.Parallel()
+	h := clitest.NewHome(t)
+	lines := strings.Split(string(clitest.ReadFile(t, clitest.Golden("cline", "session_fork.jsonl"))), "\n")
+	fork := []byte(lines[2])
+	var doc struct {
+		Messages []json.RawMessage `json:"messages"`
+	}
+	if err := json.Unmarshal(fork, &doc); err != nil || len(doc.Messages) != 8 {
+		t.Fatalf("session_fork.jsonl: %v, %d messages", err, len(doc.Messages))
+	}
+	// The forked session: the four messages the fork copied, as it wrote
+	// them, under its own id, which dates it before them.
+	const parentID, forkID = "1783376860000_p8pzo", "1784094124598_rruoq"
+	parent, _ := json.Marshal(map[string]any{"version": 1, "updated_at": "2026-07-06T09:08:00.004Z", "agent": "lead", "sessionId": parentID, "messages": doc.Messages[:4], "system_prompt": "You are Cline."})
+	h.Put(filepath.Join(".cline", "data", "sessions", parentID, parentID+".messages.json"), parent, 2*time.Hour)
+	h.Put(filepath.Join(".cline", "data", "sessions", forkID, forkID+".messages.json"), fork, time.Hour)
+	runs := syncNewRuns(t, h, filepath.Join(h.Dir, ".cline"), "sync", 2)
+	forkRun := runs[filepath.Join(h.Dir, ".cline", "data", "sessions", forkID)]
+	if forkRun == "" {
+		t.Fatalf("runs %v: no run of the fork", runs)
+	}
+	tools, forkTools := lsTools(t, h, forkRun)
+	if tools != 2 || forkTools != 1 {
+		t.Errorf("ls --json: %d tool calls in all, the fork's run %d; want 2, 1", tools, forkTools)
+	}
+}
