@@ -128,7 +128,10 @@ type normalizer struct {
 	// reasoningNext: an encrypted reasoning item (Roo Code 3.31.2) came
 	// before the next assistant message, whose thinking it is.
 	reasoningNext bool
-	counted       map[int]bool
+	// counted are the API requests whose figures were reported: by
+	// their ts, else (none stated) by their index (apiRequest).
+	counted   map[int]bool
+	countedTs map[int64]bool
 	// pending are the calls of the last assistant message not yet
 	// answered, in order.
 	pending []pendingCall

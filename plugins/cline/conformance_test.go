@@ -58,10 +58,11 @@ func ownMessages(id string, msgs []json.RawMessage) []json.RawMessage {
 	return own
 }
 
-// clineFacts reads the last version of the conversation and of the UI's
-// messages in a stream.
+// clineFacts reads the last version of the conversation and every version
+// of the UI's messages in a stream.
 func clineFacts(raw []byte) facts {
-	var api, ui []json.RawMessage
+	var api []json.RawMessage
+	var ui [][]json.RawMessage // the UI's messages, each version
 	kind := ""
 	for _, l := range bytes.Split(raw, []byte("\n")) {
 		var f struct {
@@ -85,7 +86,7 @@ func clineFacts(raw []byte) facts {
 		}
 		switch {
 		case kind == "ui_messages.json":
-			ui = doc
+			ui = append(ui, doc) // every version: a request is told by its ts below
 		case kind == "api_conversation_history.json" || kind == "" && bytes.Contains(l, []byte(`"role"`)):
 			api = doc
 		}
@@ -105,19 +106,33 @@ func clineFacts(raw []byte) facts {
 			}
 		}
 	}
-	for _, m := range ui {
-		var e struct{ Say, Text string }
-		if json.Unmarshal(m, &e) != nil || e.Say != "api_req_started" && e.Say != "api_req_finished" {
-			continue
+	// A request's cost is its element's last version (the element keeps
+	// its ts); one a checkpoint restore cut from the document was made,
+	// and counts.
+	costs := map[string]float64{}
+	for _, version := range ui {
+		for i, m := range version {
+			var e struct {
+				Ts        int64
+				Say, Text string
+			}
+			if json.Unmarshal(m, &e) != nil || e.Say != "api_req_started" && e.Say != "api_req_finished" {
+				continue
+			}
+			var r struct{ Cost *float64 }
+			if json.Unmarshal([]byte(e.Text), &r) != nil || r.Cost == nil {
+				continue
+			}
+			key := "#" + strconv.Itoa(i)
+			if e.Ts > 0 {
+				key = strconv.FormatInt(e.Ts, 10)
+			}
+			costs[key] = *r.Cost
 		}
-		var r struct{ Cost *float64 }
-		if json.Unmarshal([]byte(e.Text), &r) != nil {
-			continue
-		}
-		if r.Cost != nil {
-			fx.cost += *r.Cost
-			fx.costs++
-		}
+	}
+	for _, c := range costs {
+		fx.cost += c
+		fx.costs++
 	}
 	return fx
 }

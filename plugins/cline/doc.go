@@ -289,7 +289,13 @@
 // turn, and the raw capture alone, read whole, gives the same transcript
 // (renormalize). An api_req_started element is counted once, when it
 // first holds figures: Cline writes it when the request starts and again
-// when it ends.
+// when it ends. A request is told by its ts (by its index where it has
+// none): a checkpoint restore, or a message deleted or edited, cuts the
+// UI's messages back (Roo Code's MessageManager.performRewind), and the
+// task's next request comes at an index a request cut away had; both
+// were made, and both count. (Cline's older say deleted_api_reqs, the
+// sum of the requests a restore cut away, repeats figures already
+// counted: it is not counted in a task's messages.)
 //
 // Order. The UI's messages come first in the stream, so what they say
 // happened after the conversation's last message is reported after the

@@ -191,3 +191,37 @@ func TestSyncClineSessionFork(t *testing.T) {
 		t.Errorf("ls --json: %d tool calls in all, the fork's run %d; want 2, 1", tools, forkTools)
 	}
 }
+
+// TestSyncRooRewoundTask: a Roo Code task synced, then rewound (a
+// checkpoint restore, an edited or deleted message: the UI's messages
+// cut back, RooCodeInc/Roo-Code cb83656718 performRewind) and continued,
+// its next request at the index the cut one had (golden
+// roo_rewound_task). The second sync grows the run, and `usage` counts
+// the three requests made: 4,250 input and 310 output tokens. Before,
+// the new request at a counted index was not counted (2,700 and 240).
+func TestSyncRooRewoundTask(t *testing.T) {
+	t.Parallel()
+	h := clitest.NewHome(t)
+	lines := strings.Split(string(clitest.ReadFile(t, clitest.Golden("cline", "roo_rewound_task.jsonl"))), "\n")
+	task := filepath.Join(".config", "Code", "User", "globalStorage", "rooveterinaryinc.roo-cline", "tasks", "3f2c1a7e-5b6d-4e8f-9a0b-1c2d3e4f5a6b")
+	put := func(ui, api string, age time.Duration) {
+		h.Put(filepath.Join(task, "ui_messages.json"), []byte(ui), age)
+		h.Put(filepath.Join(task, "api_conversation_history.json"), []byte(api), age)
+	}
+	dir := filepath.Join(h.Dir, task)
+	put(lines[2], lines[4], 2*time.Hour)
+	got := syncWant(t, h, dir, "first sync", map[string]int{"new": 1})
+	put(lines[7], lines[9], time.Hour)
+	syncGrown(t, h, dir, "sync after the rewind", got["new"][0])
+	var rep struct {
+		Total struct {
+			Usage struct {
+				Input  int64 `json:"input_tokens"`
+				Output int64 `json:"output_tokens"`
+			} `json:"usage"`
+		} `json:"total"`
+	}
+	if r := h.OK("usage", "--json"); json.Unmarshal([]byte(r.Out), &rep) != nil || rep.Total.Usage.Input != 4250 || rep.Total.Usage.Output != 310 {
+		t.Errorf("usage --json: %d input, %d output tokens; want 4250, 310\n%s", rep.Total.Usage.Input, rep.Total.Usage.Output, r.Out)
+	}
+}

@@ -1,0 +1,65 @@
+//go:build !wasip1
+
+package cline_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/twasm/twasm/abi/sdk/sdktest"
+	"github.com/twasm/twasm/plugins/cline"
+)
+
+// TestRewoundRequests: a checkpoint restore, or a message deleted or
+// edited, cuts the UI's messages back (Roo Code's MessageManager
+// performRewind, RooCodeInc/Roo-Code cb83656718: clineMessages.slice(0,
+// toIndex)), and the task goes on: its next API request is written at an
+// index a request the cut removed had. Each request is told by its ts:
+// the one cut away was made and counts, and so does the one after it.
+// The same request written again as it completes (its ts kept) counts
+// once; without a ts, its index tells it.
+func TestRewoundRequests(t *testing.T) {
+	rewound, err := os.ReadFile(filepath.Join(goldenDir, "roo_rewound_task.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const file = `{"$twasm":"file","path":"ui_messages.json","size":1,"mtime":"2026-03-01T10:00:10Z","document":true}`
+	req := func(ts, figures string) string {
+		if ts != "" {
+			ts = `"ts":` + ts + `,`
+		}
+		return `{` + ts + `"type":"say","say":"api_req_started","text":"{\"request\":\"x\"` + figures + `}"}`
+	}
+	doc := func(els ...string) string { return file + "\n[" + strings.Join(els, ",") + "]" }
+	const done = `,\"tokensIn\":100,\"tokensOut\":10,\"cacheWrites\":0,\"cacheReads\":0,\"cost\":0.01`
+	tests := []struct {
+		name        string
+		in          string
+		input, outp int64
+	}{
+		{"a rewound task: the request cut away and the one after it", string(rewound), 4250, 310},
+		{"a request completed in place", strings.Join([]string{doc(req("1772359200100", "")), doc(req("1772359200100", done)), doc(req("1772359200100", done))}, "\n"), 100, 10},
+		{"without ts, by its index", strings.Join([]string{doc(req("", "")), doc(req("", done)), doc(req("", done))}, "\n"), 100, 10},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r, err := sdktest.Run(context.Background(), cline.Plugin, "cline", []byte(tt.in+"\n"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			in, out := int64(-1), int64(-1)
+			if u := r.Step.Usage; u != nil && u.InputTokens != nil && u.OutputTokens != nil {
+				in, out = *u.InputTokens, *u.OutputTokens
+			}
+			if in != tt.input || out != tt.outp {
+				t.Errorf("usage in %d out %d; want %d, %d", in, out, tt.input, tt.outp)
+			}
+			if len(r.Step.Unmapped) != 0 || r.SilentN != 0 {
+				t.Errorf("unmapped %v, %d silent lines; want none", r.Step.Unmapped, r.SilentN)
+			}
+		})
+	}
+}
