@@ -3,11 +3,9 @@
 package cline_test
 
 import (
-	"context"
 	"strings"
 	"testing"
 
-	"github.com/twasm/twasm/abi/sdk/sdktest"
 	"github.com/twasm/twasm/internal/testing/plugintest"
 	"github.com/twasm/twasm/plugins/cline"
 )
@@ -57,16 +55,9 @@ func TestForkCopiedMessages(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r, err := sdktest.Run(context.Background(), cline.Plugin, "cline", tt.in)
-			if err != nil {
-				t.Fatal(err)
-			}
-			texts, calls, _, _ := plugintest.FromResult(r).Summary(plugintest.Assistant)
-			if texts != tt.texts {
-				t.Errorf("assistant texts %q; want %q", texts, tt.texts)
-			}
-			if calls != tt.calls {
-				t.Errorf("%d tool calls; want %d", calls, tt.calls)
+			r, texts, calls, _ := plugintest.Turns(t, cline.Plugin, "cline", tt.in)
+			if texts != tt.texts || calls != tt.calls {
+				t.Errorf("assistant texts %q, %d tool calls; want %q, %d", texts, calls, tt.texts, tt.calls)
 			}
 			warned := false
 			for _, w := range r.Step.Warnings {
@@ -74,9 +65,6 @@ func TestForkCopiedMessages(t *testing.T) {
 			}
 			if warned != tt.fork {
 				t.Errorf("fork warning %v; want %v (warnings %q)", warned, tt.fork, r.Step.Warnings)
-			}
-			if len(r.Step.Unmapped) != 0 || r.SilentN != 0 {
-				t.Errorf("unmapped %v, %d silent lines; want none", r.Step.Unmapped, r.SilentN)
 			}
 		})
 	}

@@ -3,13 +3,12 @@
 package cline_test
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/twasm/twasm/abi/sdk/sdktest"
+	"github.com/twasm/twasm/internal/testing/plugintest"
 	"github.com/twasm/twasm/plugins/cline"
 )
 
@@ -46,19 +45,13 @@ func TestRewoundRequests(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r, err := sdktest.Run(context.Background(), cline.Plugin, "cline", []byte(tt.in+"\n"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			in, out := int64(-1), int64(-1)
-			if u := r.Step.Usage; u != nil && u.InputTokens != nil && u.OutputTokens != nil {
-				in, out = *u.InputTokens, *u.OutputTokens
+			r, _, _, in := plugintest.Turns(t, cline.Plugin, "cline", []byte(tt.in+"\n"))
+			out := int64(-1)
+			if u := r.Step.Usage; u != nil && u.OutputTokens != nil {
+				out = *u.OutputTokens
 			}
 			if in != tt.input || out != tt.outp {
 				t.Errorf("usage in %d out %d; want %d, %d", in, out, tt.input, tt.outp)
-			}
-			if len(r.Step.Unmapped) != 0 || r.SilentN != 0 {
-				t.Errorf("unmapped %v, %d silent lines; want none", r.Step.Unmapped, r.SilentN)
 			}
 		})
 	}

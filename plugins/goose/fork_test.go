@@ -4,12 +4,10 @@ package goose_test
 
 import (
 	"bytes"
-	"context"
 	"os"
 	"path/filepath"
 	"testing"
 
-	"github.com/twasm/twasm/abi/sdk/sdktest"
 	"github.com/twasm/twasm/internal/testing/plugintest"
 	"github.com/twasm/twasm/plugins/goose"
 )
@@ -56,22 +54,9 @@ func TestForkCopiedMessages(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r, err := sdktest.Run(context.Background(), goose.Plugin, "goose", tt.in)
-			if err != nil {
-				t.Fatal(err)
-			}
-			texts, calls, in, _ := plugintest.FromResult(r).Summary(plugintest.Assistant)
-			if texts != tt.texts {
-				t.Errorf("assistant texts %q; want %q", texts, tt.texts)
-			}
-			if calls != tt.calls {
-				t.Errorf("%d tool calls; want %d", calls, tt.calls)
-			}
-			if in != tt.input {
-				t.Errorf("input tokens %d; want %d", in, tt.input)
-			}
-			if len(r.Step.Unmapped) != 0 || r.SilentN != 0 {
-				t.Errorf("unmapped %v, %d silent lines; want none", r.Step.Unmapped, r.SilentN)
+			_, texts, calls, in := plugintest.Turns(t, goose.Plugin, "goose", tt.in)
+			if texts != tt.texts || calls != tt.calls || in != tt.input {
+				t.Errorf("assistant texts %q, %d tool calls, %d input tokens; want %q, %d, %d", texts, calls, in, tt.texts, tt.calls, tt.input)
 			}
 		})
 	}

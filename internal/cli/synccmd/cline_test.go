@@ -213,15 +213,7 @@ func TestSyncRooRewoundTask(t *testing.T) {
 	got := syncWant(t, h, dir, "first sync", map[string]int{"new": 1})
 	put(lines[7], lines[9], time.Hour)
 	syncGrown(t, h, dir, "sync after the rewind", got["new"][0])
-	var rep struct {
-		Total struct {
-			Usage struct {
-				Input  int64 `json:"input_tokens"`
-				Output int64 `json:"output_tokens"`
-			} `json:"usage"`
-		} `json:"total"`
-	}
-	if r := h.OK("usage", "--json"); json.Unmarshal([]byte(r.Out), &rep) != nil || rep.Total.Usage.Input != 4250 || rep.Total.Usage.Output != 310 {
-		t.Errorf("usage --json: %d input, %d output tokens; want 4250, 310\n%s", rep.Total.Usage.Input, rep.Total.Usage.Output, r.Out)
+	if u := usageTotal(t, h); u.Input != 4250 || u.Output != 310 {
+		t.Errorf("usage --json: %d input, %d output tokens; want 4250, 310", u.Input, u.Output)
 	}
 }

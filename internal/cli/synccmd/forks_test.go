@@ -89,16 +89,8 @@ func TestSyncForkCountedOnce(t *testing.T) {
 			if forkRun == "" || runs[filepath.Join(h.Dir, c.parentRel)] == "" {
 				t.Fatalf("runs %v: want the parent's and the fork's", runs)
 			}
-			var rep struct {
-				Total struct {
-					Sessions int `json:"sessions"`
-					Usage    struct {
-						Output int64 `json:"output_tokens"`
-					} `json:"usage"`
-				} `json:"total"`
-			}
-			if r := h.OK("usage", "--json"); json.Unmarshal([]byte(r.Out), &rep) != nil || rep.Total.Sessions != 2 || rep.Total.Usage.Output != c.output {
-				t.Errorf("usage --json: %d sessions, %d output tokens; want 2, %d\n%s", rep.Total.Sessions, rep.Total.Usage.Output, c.output, r.Out)
+			if u := usageTotal(t, h); u.Sessions != 2 || u.Output != c.output {
+				t.Errorf("usage --json: %d sessions, %d output tokens; want 2, %d", u.Sessions, u.Output, c.output)
 			}
 			var total int64
 			forkOut := int64(-1)
@@ -163,4 +155,29 @@ func lsTools(t *testing.T, h *clitest.Home, run string) (all, inRun int) {
 		}
 	}
 	return all, inRun
+}
+
+// total is what `usage --json` totals: sessions and tokens.
+type total struct {
+	Sessions      int
+	Input, Output int64
+}
+
+// usageTotal is `twasm usage --json`'s total.
+func usageTotal(t *testing.T, h *clitest.Home) total {
+	t.Helper()
+	var rep struct {
+		Total struct {
+			Sessions int `json:"sessions"`
+			Usage    struct {
+				Input  int64 `json:"input_tokens"`
+				Output int64 `json:"output_tokens"`
+			} `json:"usage"`
+		} `json:"total"`
+	}
+	r := h.OK("usage", "--json")
+	if err := json.Unmarshal([]byte(r.Out), &rep); err != nil {
+		t.Fatalf("usage --json: %v\n%s", err, r.Out)
+	}
+	return total{rep.Total.Sessions, rep.Total.Usage.Input, rep.Total.Usage.Output}
 }

@@ -241,16 +241,8 @@ func TestSyncGooseCopyCountedOnce(t *testing.T) {
 	if fork == "" {
 		t.Fatalf("no run of the copy among %v", got)
 	}
-	var rep struct {
-		Total struct {
-			Sessions int `json:"sessions"`
-			Usage    struct {
-				Output int64 `json:"output_tokens"`
-			} `json:"usage"`
-		} `json:"total"`
-	}
-	if r := h.OK("usage", "--json"); json.Unmarshal([]byte(r.Out), &rep) != nil || rep.Total.Sessions != 2 || rep.Total.Usage.Output != 420 {
-		t.Errorf("usage --json: %d sessions, %d output tokens; want 2, 420\n%s", rep.Total.Sessions, rep.Total.Usage.Output, r.Out)
+	if u := usageTotal(t, h); u.Sessions != 2 || u.Output != 420 {
+		t.Errorf("usage --json: %d sessions, %d output tokens; want 2, 420", u.Sessions, u.Output)
 	}
 	tools, forkTools := lsTools(t, h, fork)
 	if tools != 3 || forkTools != 1 {
