@@ -13,7 +13,11 @@
 //     last one read on (the last comes again and replaces itself, by its
 //     message_id).
 //   - "session": a session file of Goose before sessions.db
-//     (<id>.jsonl in the same directory, named by the session's id): a
+//     (<id>.jsonl in the same directory, named by the session's id; the
+//     first Goose with sessions.db imports each into it under that id,
+//     import_legacy, and leaves the file: the store is keyed,
+//     abi.StoreSessionKey, so a session in both is archived from the
+//     database only, its turns and tokens counted once): a
 //     metadata line (working_dir, description, the token counters), then
 //     one message a line, of the same shape as a message row's
 //     content (which a session file may hold as a string: the list

@@ -40,11 +40,14 @@ var Plugin = sdk.Plugin{
 			SQLite: Queries,
 		}, {
 			// Goose before sessions.db wrote one JSON Lines file per
-			// session in the same directory (a later Goose imports them
-			// into sessions.db, under the same ids: a session found in
-			// both is archived from each).
+			// session in the same directory; the first Goose with
+			// sessions.db imports them into it, under the same ids
+			// (import_legacy: the file's name), and leaves them there.
+			// A session found in both is archived from the database
+			// only (the key store, abi.StoreSessionKey), and one
+			// archived from its file before is superseded.
 			Name:  "Goose session files (before sessions.db)",
-			Roots: roots, Pattern: "*.jsonl",
+			Roots: roots, Pattern: "*.jsonl", Session: abi.StoreSessionKey,
 		}, {
 			// The first Goose CLI (late 2024) kept its session files
 			// under ~/.config/goose/sessions on every system

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -248,4 +249,45 @@ func TestSyncGooseCopyCountedOnce(t *testing.T) {
 	if tools != 3 || forkTools != 1 {
 		t.Errorf("ls --json: %d tool calls in all, the copy's run %d; want 3, 1", tools, forkTools)
 	}
+}
+
+// TestSyncGooseLegacyImported: the first Goose with sessions.db imports
+// every session file of the Goose before it into the database under the
+// file's name (block/goose session_manager.rs import_legacy and
+// legacy.rs load_session: the metadata's counters, the file's time as
+// created_at, the messages as they were) and leaves the files. The file
+// store is keyed (abi.StoreSessionKey): a session in both is archived
+// once, from the database (the file skipped), and a file the database
+// does not hold is archived from the file. Before, the imported session
+// was archived from each, its turns counted twice.
+func TestSyncGooseLegacyImported(t *testing.T) {
+	t.Parallel()
+	h := clitest.NewHome(t)
+	dir := filepath.Join(h.Dir, ".local", "share", "goose", "sessions")
+	const T = 1735725600 // 2025-01-01 10:00:00
+	legacy := func(prompt, answer string, at int64) []byte {
+		return []byte(`{"working_dir":"/home/me/site","description":"Build the site","schedule_id":null,"message_count":2,"total_tokens":900,"input_tokens":800,"output_tokens":100}` + "\n" +
+			`{"id":null,"role":"user","created":` + strconv.FormatInt(at, 10) + `,"content":[{"type":"text","text":"` + prompt + `"}]}` + "\n" +
+			`{"id":null,"role":"assistant","created":` + strconv.FormatInt(at+2, 10) + `,"content":[{"type":"text","text":"` + answer + `"}]}` + "\n")
+	}
+	h.Put(filepath.Join(".local", "share", "goose", "sessions", "20250101_100000.jsonl"), legacy("Imported prompt.", "Imported answer.", T), 48*time.Hour)
+	h.Put(filepath.Join(".local", "share", "goose", "sessions", "20250102_100000.jsonl"), legacy("Only in a file.", "Its answer.", T+86400), 48*time.Hour)
+	g := openGooseDB(t, filepath.Join(dir, "sessions.db"))
+	g.Schema("goose")
+	g.session("20250101_100000", "", "user")
+	g.Exec(`UPDATE sessions SET working_dir = '/home/me/site', created_at = datetime(?, 'unixepoch'), updated_at = datetime(?, 'unixepoch'), total_tokens = 900, input_tokens = 800, output_tokens = 100 WHERE id = '20250101_100000'`, T, T+2)
+	g.message("20250101_100000", "msg_20250101_100000_a", "user", T, `[{"type":"text","text":"Imported prompt."}]`)
+	g.message("20250101_100000", "msg_20250101_100000_b", "assistant", T+2, `[{"type":"text","text":"Imported answer."}]`)
+	if err := g.DB.Close(); err != nil {
+		t.Fatal(err)
+	}
+	got := syncWant(t, h, dir, "sync", map[string]int{"new": 2, "skipped": 1})
+	prompts := 0
+	for _, id := range got["new"] {
+		prompts += strings.Count(runText(t, h, id), `"text":"Imported prompt.","origin":"prompt"`)
+	}
+	if prompts != 1 {
+		t.Errorf("the imported session's prompt is in %d runs' prompts; want 1", prompts)
+	}
+	syncWant(t, h, dir, "second sync", nothing)
 }
