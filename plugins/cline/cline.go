@@ -150,9 +150,11 @@ type normalizer struct {
 	parent string
 	// uiStash are the UI's conversation elements not written yet, for a
 	// task read from its UI messages alone (uiconv.go); uiMapped the
-	// indices written; uiFirst the index of the UI's first API request.
+	// messages written, uiAt which one was first written at an index;
+	// uiFirst the index of the UI's first API request.
 	uiStash  []uiItem
-	uiMapped map[int]bool
+	uiMapped map[int64]bool // by uiKey
+	uiAt     map[int]int64
 	uiFirst  int
 	// The CLI's --json output (stream.go): stream once a line of it was
 	// read, structured for the schemaVersion envelope; streamMsgs
@@ -175,7 +177,7 @@ type uiError struct{ msg, code string }
 type pendingCall struct{ id, name string }
 
 func newNormalizer() *normalizer {
-	return &normalizer{versions: map[int]int{}, counted: map[int]bool{}, uiMapped: map[int]bool{}}
+	return &normalizer{versions: map[int]int{}, counted: map[int]bool{}, uiMapped: map[int64]bool{}}
 }
 
 // Line implements sdk.Normalizer.

@@ -142,10 +142,14 @@
 // answer (status error); an error the task went on after (a later request
 // or answer) comes before it and does not decide the status. A task has
 // no terminal event: NoTerminal, and the host settles the status by the
-// session rule (spec §6.7). A new part of a task (a facts line after the
-// task was read: the host replays the parts it archived with their output
-// dropped) starts with nothing held back, since the earlier part's end
-// wrote it.
+// session rule (spec §6.7). A UI message is told by its ts (its index
+// where it has none): after a rewind (below) the task's next messages
+// come at indices messages cut away had, and are written too, their
+// message keys and call ids after the index and, where a message cut
+// away had that index, their ts (cline-ui-<index>@<ts>). A new part of
+// a task (a facts line after the task was read: the host replays the
+// parts it archived with their output dropped) starts with nothing held
+// back, since the earlier part's end wrote it.
 //
 // # Format "json"
 //

@@ -56,3 +56,29 @@ func TestRewoundRequests(t *testing.T) {
 		})
 	}
 }
+
+// TestRewoundUIOnly: a task folder holding only ui_messages.json (read
+// from the UI's copy of the conversation) rewound and continued, in a
+// later part: the messages after the rewind are the task's too, though
+// they come at indices messages cut away had, under names of their own.
+// (The first part's messages were written by the first part's run: a
+// later part, the earlier replayed with its output dropped, writes only
+// what is new.)
+func TestRewoundUIOnly(t *testing.T) {
+	const facts = `{"$twasm":"source","store":"Roo Code tasks (Code)","path":"t1","name":"t1","size":1,"mtime":"2026-03-01T10:02:05Z"}`
+	const file = `{"$twasm":"file","path":"ui_messages.json","size":1,"mtime":"2026-03-01T10:02:05Z","document":true}`
+	say := func(ts, kind, text string) string {
+		return `{"ts":` + ts + `,"type":"say","say":"` + kind + `","text":"` + text + `"}`
+	}
+	req := func(ts string) string {
+		return say(ts, "api_req_started", `{\"tokensIn\":100,\"tokensOut\":10,\"cacheWrites\":0,\"cacheReads\":0,\"cost\":0.01}`)
+	}
+	first := []string{say("1772359200000", "text", "Add a test"), req("1772359200100"), say("1772359205000", "text", "Added TestParse."),
+		say("1772359260000", "user_feedback", "Also cover empty input"), req("1772359260100"), say("1772359265000", "text", "Added an empty case.")}
+	rewound := append(append([]string{}, first[:3]...), say("1772359320000", "user_feedback", "Cover nil instead"), req("1772359320100"), say("1772359325000", "text", "Added a nil case."))
+	in := strings.Join([]string{facts, file, "[" + strings.Join(first, ",") + "]", facts, file, "[" + strings.Join(rewound, ",") + "]"}, "\n") + "\n"
+	_, texts, _, input := plugintest.Turns(t, cline.Plugin, "cline", []byte(in))
+	if want := "Added a nil case."; texts != want || input != 300 {
+		t.Errorf("assistant texts %q, %d input tokens; want %q, 300", texts, input, want)
+	}
+}

@@ -217,3 +217,25 @@ func TestSyncRooRewoundTask(t *testing.T) {
 		t.Errorf("usage --json: %d input, %d output tokens; want 4250, 310", u.Input, u.Output)
 	}
 }
+
+// TestSyncRooRewoundUIOnly: a Roo Code task folder holding only
+// ui_messages.json, synced, rewound and continued (golden
+// roo_ui_only_rewound), synced again: the run holds every answer, the
+// one cut away and the one after the rewind at its index. Before, the
+// later part wrote nothing: its messages' indices were written already.
+func TestSyncRooRewoundUIOnly(t *testing.T) {
+	t.Parallel()
+	h := clitest.NewHome(t)
+	lines := strings.Split(string(clitest.ReadFile(t, clitest.Golden("cline", "roo_ui_only_rewound.jsonl"))), "\n")
+	task := filepath.Join(".config", "Code", "User", "globalStorage", "rooveterinaryinc.roo-cline", "tasks", "7a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d")
+	dir := filepath.Join(h.Dir, task)
+	h.Put(filepath.Join(task, "ui_messages.json"), []byte(lines[2]), 2*time.Hour)
+	got := syncWant(t, h, dir, "first sync", map[string]int{"new": 1})
+	h.Put(filepath.Join(task, "ui_messages.json"), []byte(lines[5]), time.Hour)
+	b := syncGrown(t, h, dir, "sync after the rewind", got["new"][0])
+	for _, answer := range []string{"I added TestParse.", "Added an empty-input case.", "Added a nil-input case."} {
+		if n := strings.Count(b, `"text":"`+answer+`"`); n != 1 {
+			t.Errorf("answer %q %d times in the run; want once", answer, n)
+		}
+	}
+}
