@@ -83,6 +83,18 @@
 //     not run), never the user's prompt. The metrics are not read: their "cached" is the cache
 //     writes in one sample and not said anywhere, while the UI's figures
 //     are named.
+//     A sessions folder's session is a session of the Cline SDK, its
+//     id Date.now() in milliseconds, "_" and a random suffix
+//     (createSessionId; the CLI's own ids end "_cli"). The CLI's /fork
+//     (forkCurrentSession, apps/cli at cline/cline 21cb8d2) starts a new
+//     session with the forked session's messages as they were, each with
+//     its ts, and names the forked session only in its manifest
+//     (<id>.json, metadata.fork), which the store does not read: a
+//     message dated before its session started is one of those, that
+//     session's, which its own run holds. It is not reported, and a
+//     warning counts the copied messages; the fork's run holds what
+//     followed the fork. A message without ts, and a session whose id
+//     states no start, are read whole.
 //   - ui_messages.json: ClineMessage[] {ts, type ask|say, ask|say, text,
 //     partial}. say api_req_started's text is a JSON object that Cline
 //     completes when the request ends: {tokensIn, tokensOut, cacheWrites,
@@ -131,8 +143,12 @@
 // answer (status error); an error the task went on after (a later request
 // or answer) comes before it and does not decide the status. A task has
 // no terminal event: NoTerminal, and the host settles the status by the
-// session rule (spec §6.7). Each message of the UI's conversation has
-// its key as its id (ui-<index>). A new part of a task (a facts line
+// session rule (spec §6.7). A UI message is told by its ts (its index
+// where it has none): after a rewind (below) the task's next messages
+// come at indices messages cut away had, and are written too. Each
+// message of the UI's conversation has its key as its id: ui-<index>,
+// and, where a message cut away had that index, ui-<index>@<ts> (its
+// calls cline-ui-<index>[@<ts>]). A new part of a task (a facts line
 // after the task was read) first writes the UI conversation the earlier
 // part held back: sync and renormalize replay the archived parts with
 // their output dropped, and the host's filter of what the earlier parts
@@ -284,7 +300,13 @@
 // turn, and the raw capture alone, read whole, gives the same transcript
 // (renormalize). An api_req_started element is counted once, when it
 // first holds figures: Cline writes it when the request starts and again
-// when it ends.
+// when it ends. A request is told by its ts (by its index where it has
+// none): a checkpoint restore, or a message deleted or edited, cuts the
+// UI's messages back (Roo Code's MessageManager.performRewind), and the
+// task's next request comes at an index a request cut away had; both
+// were made, and both count. (Cline's older say deleted_api_reqs, the
+// sum of the requests a restore cut away, repeats figures already
+// counted: it is not counted in a task's messages.)
 //
 // Order. The UI's messages come first in the stream, so what they say
 // happened after the conversation's last message is reported after the

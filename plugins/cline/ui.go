@@ -102,10 +102,17 @@ func (n *normalizer) uiMessages(msgs abi.Value, out *sdk.Out) {
 // apiRequest reports the figures of one API request once Cline wrote
 // them (tokensIn, tokensOut, cacheWrites, cacheReads, cost: the cost
 // Cline states, 0 included), and the request's failure. An element read
-// again, changed or not, is counted once.
+// again, changed or not, is counted once: the same ts (else, with none,
+// the same index) is the same request.
 
 func (n *normalizer) apiRequest(m abi.Value, idx int, what string, out *sdk.Out) int {
-	if n.counted[idx] {
+	// An element is the same request while it keeps its ts (Cline
+	// completes it in place); another request at the same index (the
+	// UI's messages cut back by a checkpoint restore, a deleted or
+	// edited message, then the task went on) is a request of its own.
+	ts, byTs := m.Get("ts").Int()
+	byTs = byTs && ts > 0
+	if byTs && n.countedTs[ts] || !byTs && n.counted[idx] {
 		return 0
 	}
 	doc, ok := sdk.Parse([]byte(m.Get("text").String()))
@@ -122,7 +129,14 @@ func (n *normalizer) apiRequest(m abi.Value, idx int, what string, out *sdk.Out)
 	cr, crOK := info.Get("cacheReads").Int()
 	cost := info.Get("cost")
 	reason := info.Get("cancelReason")
-	n.counted[idx] = true
+	if byTs {
+		if n.countedTs == nil {
+			n.countedTs = map[int64]bool{}
+		}
+		n.countedTs[ts] = true
+	} else {
+		n.counted[idx] = true
+	}
 	records := 0
 	var u sdk.Usage
 	switch {

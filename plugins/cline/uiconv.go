@@ -19,7 +19,41 @@ import (
 // written: its index in the array and its JSON text.
 type uiItem struct {
 	idx int
+	key int64 // uiKey
 	raw string
+}
+
+// uiKey tells a UI message from another: its ts (else, with none, its
+// index as -1-index). A checkpoint restore, or a message deleted or
+// edited, cuts the UI's messages back and the task goes on: a later
+// message at the index of one cut away is another message.
+func uiKey(m abi.Value, idx int) int64 {
+	if ts, ok := m.Get("ts").Int(); ok && ts > 0 {
+		return ts
+	}
+	return -1 - int64(idx)
+}
+
+// uiName is the suffix of the message key and call id of UI message it:
+// its index, and after it, when a message cut away had that index
+// before, its ts ("3@1767300000000").
+func (n *normalizer) uiName(it uiItem) string {
+	name := strconv.Itoa(it.idx)
+	if k, ok := n.uiAt[it.idx]; ok && k != it.key {
+		name += "@" + strconv.FormatInt(it.key, 10)
+	}
+	return name
+}
+
+// uiWritten notes UI message it as written.
+func (n *normalizer) uiWritten(it uiItem) {
+	n.uiMapped[it.key] = true
+	if _, ok := n.uiAt[it.idx]; !ok {
+		if n.uiAt == nil {
+			n.uiAt = map[int]int64{}
+		}
+		n.uiAt[it.idx] = it.key
+	}
 }
 
 // uiKind is the kind of a UI message: its say, or "ask:" and its ask.
@@ -36,7 +70,7 @@ func uiKind(m abi.Value) string {
 func (n *normalizer) stashConversation(msgs abi.Value, todo []int) {
 	for _, i := range todo {
 		m := msgs.Index(i)
-		if m.Kind() != abi.KindObject || m.Get("partial").Truthy() || n.uiMapped[i] {
+		if m.Kind() != abi.KindObject || m.Get("partial").Truthy() || n.uiMapped[uiKey(m, i)] {
 			continue
 		}
 		switch uiKind(m) {
@@ -44,7 +78,7 @@ func (n *normalizer) stashConversation(msgs abi.Value, todo []int) {
 			"ask:followup", "ask:plan_mode_respond", "ask:act_mode_respond", "tool", "ask:tool",
 			"command", "ask:command", "command_output", "ask:command_output", "command_permission_denied",
 			"use_mcp_server", "ask:use_mcp_server", "mcp_server_response":
-			n.uiStash = append(n.uiStash, uiItem{idx: i, raw: string(m.Raw())})
+			n.uiStash = append(n.uiStash, uiItem{idx: i, key: uiKey(m, i), raw: string(m.Raw())})
 		}
 	}
 }
@@ -66,7 +100,7 @@ func (n *normalizer) uiContinued(out *sdk.Out) {
 		n.uiConversation(out)
 	}
 	for _, it := range n.uiStash {
-		n.uiMapped[it.idx] = true
+		n.uiWritten(it)
 	}
 	n.uiStash = n.uiStash[:0]
 	n.deferred = n.deferred[:0]
@@ -112,7 +146,8 @@ func (n *normalizer) uiConversation(out *sdk.Out) {
 		cmdOut = cmdOut[:0]
 	}
 	for _, it := range items {
-		n.uiMapped[it.idx] = true
+		name := n.uiName(it)
+		n.uiWritten(it)
 		doc, ok := sdk.Parse([]byte(it.raw))
 		if !ok {
 			continue
@@ -121,8 +156,8 @@ func (n *normalizer) uiConversation(out *sdk.Out) {
 		kind := uiKind(m)
 		ts := msTime(m.Get("ts"))
 		text := m.Get("text")
-		key := sdk.S("ui-" + strconv.Itoa(it.idx))
-		id := "cline-ui-" + strconv.Itoa(it.idx)
+		key := sdk.S("ui-" + name)
+		id := "cline-ui-" + name
 		if kind != "command_output" && kind != "ask:command_output" && kind != "command_permission_denied" {
 			flushCmd()
 		}

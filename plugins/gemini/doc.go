@@ -127,6 +127,29 @@
 // one naming another session (two sessions in one file) is a warning,
 // and its records are read into the same step.
 //
+// A history written again (replay.go). GeminiChat.setHistory, given
+// messages without ids (a checkpoint's history on /chat resume, a tool
+// call's checkpoint on /restore, a history the CLI masked, trimmed or
+// compressed), records each as a message of its own under a new id
+// (recordSyntheticMessage, since google-gemini/gemini-cli 055e0f6: a
+// user or gemini record, the model's without model or tokens, its
+// content the message's parts), then the $set patch of that history.
+// Those records are no turns of the session: a user record that opens
+// with the session context or a compression's summary starts such a
+// history, and so does a gemini record without model whose content is a
+// list of parts (the CLI records an answer with its model and its text);
+// the user and such gemini records after it belong to it until the $set
+// patch or a record of another kind. A record of it that repeats a
+// message already reported (its type and text, every call in it reported;
+// a user record of nothing but results of reported calls) is that
+// message, declared ignored; the others (another session's checkpoint, a
+// summary) are history the CLI wrote, each a message.user of injected
+// context; a warning counts both. A resumed session's prompts, answers,
+// calls and tokens so count once, and a checkpoint of another session
+// resumed in this one adds none of its turns here. A history written
+// again that opens with neither (none the CLI writes today) is read as
+// before: its user records as prompts.
+//
 // Sub-agents (spec §6.10). The CLI runs a sub-agent as one tool call of
 // the parent: delegate_to_agent {agent_name, objective, ...} (builds of
 // early 2026), invoke_agent {agent_name, prompt} (0.39 and later), or a

@@ -256,3 +256,86 @@ func TestSyncClineUIOnlyTaskGrown(t *testing.T) {
 		t.Error("the import made no run")
 	}
 }
+
+// TestSyncClineSessionFork: the Cline CLI's /fork starts a session (its
+// id Date.now() in milliseconds and a suffix) with the forked session's
+// messages as they were, each with its ts (cline/cline 21cb8d2,
+// forkCurrentSession). Synced beside the session it was forked from, the
+// fork's run holds only what followed the fork: `ls --json` counts the
+// forked session's tool call once, in its own run. Before, the fork's run
+// held it again (3 tool calls in all instead of 2).
+func TestSyncClineSessionFork(t *testing.T) {
+	t.Parallel()
+	h := clitest.NewHome(t)
+	lines := strings.Split(string(clitest.ReadFile(t, clitest.Golden("cline", "session_fork.jsonl"))), "\n")
+	fork := []byte(lines[2])
+	var doc struct {
+		Messages []json.RawMessage `json:"messages"`
+	}
+	if err := json.Unmarshal(fork, &doc); err != nil || len(doc.Messages) != 8 {
+		t.Fatalf("session_fork.jsonl: %v, %d messages", err, len(doc.Messages))
+	}
+	// The forked session: the four messages the fork copied, as it wrote
+	// them, under its own id, which dates it before them.
+	const parentID, forkID = "1783376860000_p8pzo", "1784094124598_rruoq"
+	parent, _ := json.Marshal(map[string]any{"version": 1, "updated_at": "2026-07-06T09:08:00.004Z", "agent": "lead", "sessionId": parentID, "messages": doc.Messages[:4], "system_prompt": "You are Cline."})
+	h.Put(filepath.Join(".cline", "data", "sessions", parentID, parentID+".messages.json"), parent, 2*time.Hour)
+	h.Put(filepath.Join(".cline", "data", "sessions", forkID, forkID+".messages.json"), fork, time.Hour)
+	runs := syncNewRuns(t, h, filepath.Join(h.Dir, ".cline"), "sync", 2)
+	forkRun := runs[filepath.Join(h.Dir, ".cline", "data", "sessions", forkID)]
+	if forkRun == "" {
+		t.Fatalf("runs %v: no run of the fork", runs)
+	}
+	tools, forkTools := lsTools(t, h, forkRun)
+	if tools != 2 || forkTools != 1 {
+		t.Errorf("ls --json: %d tool calls in all, the fork's run %d; want 2, 1", tools, forkTools)
+	}
+}
+
+// TestSyncRooRewoundTask: a Roo Code task synced, then rewound (a
+// checkpoint restore, an edited or deleted message: the UI's messages
+// cut back, RooCodeInc/Roo-Code cb83656718 performRewind) and continued,
+// its next request at the index the cut one had (golden
+// roo_rewound_task). The second sync grows the run, and `usage` counts
+// the three requests made: 4,250 input and 310 output tokens. Before,
+// the new request at a counted index was not counted (2,700 and 240).
+func TestSyncRooRewoundTask(t *testing.T) {
+	t.Parallel()
+	h := clitest.NewHome(t)
+	lines := strings.Split(string(clitest.ReadFile(t, clitest.Golden("cline", "roo_rewound_task.jsonl"))), "\n")
+	task := filepath.Join(".config", "Code", "User", "globalStorage", "rooveterinaryinc.roo-cline", "tasks", "3f2c1a7e-5b6d-4e8f-9a0b-1c2d3e4f5a6b")
+	put := func(ui, api string, age time.Duration) {
+		h.Put(filepath.Join(task, "ui_messages.json"), []byte(ui), age)
+		h.Put(filepath.Join(task, "api_conversation_history.json"), []byte(api), age)
+	}
+	dir := filepath.Join(h.Dir, task)
+	put(lines[2], lines[4], 2*time.Hour)
+	got := syncWant(t, h, dir, "first sync", map[string]int{"new": 1})
+	put(lines[7], lines[9], time.Hour)
+	syncGrown(t, h, dir, "sync after the rewind", got["new"][0])
+	if u := usageTotal(t, h); u.Input != 4250 || u.Output != 310 {
+		t.Errorf("usage --json: %d input, %d output tokens; want 4250, 310", u.Input, u.Output)
+	}
+}
+
+// TestSyncRooRewoundUIOnly: a Roo Code task folder holding only
+// ui_messages.json, synced, rewound and continued (golden
+// roo_ui_only_rewound), synced again: the run holds every answer, the
+// one cut away and the one after the rewind at its index. Before, the
+// later part wrote nothing: its messages' indices were written already.
+func TestSyncRooRewoundUIOnly(t *testing.T) {
+	t.Parallel()
+	h := clitest.NewHome(t)
+	lines := strings.Split(string(clitest.ReadFile(t, clitest.Golden("cline", "roo_ui_only_rewound.jsonl"))), "\n")
+	task := filepath.Join(".config", "Code", "User", "globalStorage", "rooveterinaryinc.roo-cline", "tasks", "7a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d")
+	dir := filepath.Join(h.Dir, task)
+	h.Put(filepath.Join(task, "ui_messages.json"), []byte(lines[2]), 2*time.Hour)
+	got := syncWant(t, h, dir, "first sync", map[string]int{"new": 1})
+	h.Put(filepath.Join(task, "ui_messages.json"), []byte(lines[5]), time.Hour)
+	b := syncGrown(t, h, dir, "sync after the rewind", got["new"][0])
+	for _, answer := range []string{"I added TestParse.", "Added an empty-input case.", "Added a nil-input case."} {
+		if n := strings.Count(b, `"text":"`+answer+`"`); n != 1 {
+			t.Errorf("answer %q %d times in the run; want once", answer, n)
+		}
+	}
+}

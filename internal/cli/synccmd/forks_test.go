@@ -89,16 +89,8 @@ func TestSyncForkCountedOnce(t *testing.T) {
 			if forkRun == "" || runs[filepath.Join(h.Dir, c.parentRel)] == "" {
 				t.Fatalf("runs %v: want the parent's and the fork's", runs)
 			}
-			var rep struct {
-				Total struct {
-					Sessions int `json:"sessions"`
-					Usage    struct {
-						Output int64 `json:"output_tokens"`
-					} `json:"usage"`
-				} `json:"total"`
-			}
-			if r := h.OK("usage", "--json"); json.Unmarshal([]byte(r.Out), &rep) != nil || rep.Total.Sessions != 2 || rep.Total.Usage.Output != c.output {
-				t.Errorf("usage --json: %d sessions, %d output tokens; want 2, %d\n%s", rep.Total.Sessions, rep.Total.Usage.Output, c.output, r.Out)
+			if u := usageTotal(t, h); u.Sessions != 2 || u.Output != c.output {
+				t.Errorf("usage --json: %d sessions, %d output tokens; want 2, %d", u.Sessions, u.Output, c.output)
 			}
 			var total int64
 			forkOut := int64(-1)
@@ -142,4 +134,50 @@ func copiedParent(fork [][]byte, forkID, parentID string) files {
 		}
 	}
 	return files{bytes.Join(parent, nil), bytes.Join(fork, nil)}
+}
+
+// lsTools is the number of tool calls `ls --json` counts over every run,
+// and in run (-1 when ls lists no such run).
+func lsTools(t *testing.T, h *clitest.Home, run string) (all, inRun int) {
+	t.Helper()
+	inRun = -1
+	for _, l := range bytes.Split(bytes.TrimSpace([]byte(h.OK("ls", "--json").Out)), []byte("\n")) {
+		var row struct {
+			RunID string `json:"run_id"`
+			Tools int    `json:"tools"`
+		}
+		if err := json.Unmarshal(l, &row); err != nil {
+			t.Fatalf("ls --json line %q: %v", l, err)
+		}
+		all += row.Tools
+		if row.RunID == run {
+			inRun = row.Tools
+		}
+	}
+	return all, inRun
+}
+
+// total is what `usage --json` totals: sessions and tokens.
+type total struct {
+	Sessions      int
+	Input, Output int64
+}
+
+// usageTotal is `twasm usage --json`'s total.
+func usageTotal(t *testing.T, h *clitest.Home) total {
+	t.Helper()
+	var rep struct {
+		Total struct {
+			Sessions int `json:"sessions"`
+			Usage    struct {
+				Input  int64 `json:"input_tokens"`
+				Output int64 `json:"output_tokens"`
+			} `json:"usage"`
+		} `json:"total"`
+	}
+	r := h.OK("usage", "--json")
+	if err := json.Unmarshal([]byte(r.Out), &rep); err != nil {
+		t.Fatalf("usage --json: %v\n%s", err, r.Out)
+	}
+	return total{rep.Total.Sessions, rep.Total.Usage.Input, rep.Total.Usage.Output}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -225,4 +226,67 @@ func TestSyncGeminiSubAgentSupersedesScope(t *testing.T) {
 		t.Error("the chat's run supersedes no run: the sub-agent is counted twice")
 	}
 	syncWant(t, h, store, "sync with nothing new", nothing)
+}
+
+// TestSyncGeminiHistoryWrittenAgain: the Gemini CLI's /chat resume (and
+// /restore) hands GeminiChat.setHistory a checkpoint's messages, which it
+// records again under new ids before it sets the session's messages
+// (golden session_jsonl_chat_resume: written by hand from
+// google-gemini/gemini-cli 5411f11). Synced, a session that resumed its
+// own checkpoint counts its prompts once, and a new session that resumed
+// it counts only its own prompt (the checkpoint's turns are injected
+// context there); the tokens of each are its own. Before, the first run
+// held the prompt twice and the second held the other session's prompt.
+func TestSyncGeminiHistoryWrittenAgain(t *testing.T) {
+	t.Parallel()
+	h := clitest.NewHome(t)
+	own := geminiLines(t, "session_jsonl_chat_resume.jsonl")
+	// A new session, the next day, that resumes the first one's
+	// checkpoint (its records as the first session's file holds them)
+	// and asks one thing of its own.
+	other := [][]byte{
+		[]byte(`{"sessionId":"f3f3f3f3-0000-4000-8000-000000000bbb","projectHash":"ef56","startTime":"2026-07-04T08:00:00.000Z","lastUpdated":"2026-07-04T08:00:00.000Z","kind":"main"}` + "\n"),
+		[]byte(`{"$set":{"messages":[{"id":"7d2e0f3a-0000-4000-8000-000000000001","timestamp":"2026-07-04T08:00:00.001Z","type":"user","content":[{"text":"<session_context>\nToday's date is Saturday, July 4, 2026.\nMy operating system is: linux\n</session_context>"}]}],"lastUpdated":"2026-07-04T08:00:00.001Z"}}` + "\n"),
+	}
+	other = append(other, own[7:13]...)
+	other = append(other,
+		[]byte(`{"id":"7d2e0f3a-0000-4000-8000-000000000002","timestamp":"2026-07-04T08:00:20.000Z","type":"user","content":[{"text":"Summarize the test run"}]}`+"\n"),
+		[]byte(`{"id":"7d2e0f3a-0000-4000-8000-000000000003","timestamp":"2026-07-04T08:00:23.000Z","type":"gemini","content":"One package, all tests passed.","thoughts":[],"tokens":{"input":5200,"output":9,"cached":0,"thoughts":0,"tool":0,"total":5209},"model":"gemini-2.5-flash"}`+"\n"))
+	const chats = ".gemini/tmp/ef56ef56ef56ef56ef56ef56ef56ef56ef56ef56ef56ef56ef56ef56ef56ef56/chats/"
+	h.Put(chats+"session-2026-07-03T09-00-e2e2e2e2.jsonl", bytes.Join(own, nil), 2*time.Hour)
+	h.Put(chats+"session-2026-07-04T08-00-f3f3f3f3.jsonl", bytes.Join(other, nil), time.Hour)
+	runs := syncNewRuns(t, h, filepath.Join(h.Dir, ".gemini"), "sync", 2)
+	want := map[string]struct {
+		prompts []string
+		output  int64
+	}{
+		"e2e2e2e2": {[]string{"Run the tests", "Now run the linter"}, 31},
+		"f3f3f3f3": {[]string{"Summarize the test run"}, 9},
+	}
+	for path, id := range runs {
+		w := want[filepath.Base(path)[len("session-2026-07-03T09-00-"):][:8]]
+		var prompts []string
+		var output int64
+		for _, l := range bytes.Split([]byte(runText(t, h, id)), []byte("\n")) {
+			ev, err := transcript.DecodeEvent(l)
+			if err != nil || ev == nil {
+				continue
+			}
+			if m := ev.Message(); ev.Type == transcript.MessageUser && m != nil {
+				for _, b := range m.Blocks {
+					if b.Origin == transcript.OriginPrompt {
+						prompts = append(prompts, b.Text)
+					}
+				}
+			}
+			if s := ev.Step(); s != nil && ev.Type == transcript.StepCompleted {
+				if r, err := s.AgentResult(); err == nil && r != nil && r.Usage != nil && r.Usage.OutputTokens != nil {
+					output = *r.Usage.OutputTokens
+				}
+			}
+		}
+		if !slices.Equal(prompts, w.prompts) || output != w.output {
+			t.Errorf("run of %s: prompts %q, %d output tokens; want %q, %d", filepath.Base(path), prompts, output, w.prompts, w.output)
+		}
+	}
 }
