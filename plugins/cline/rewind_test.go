@@ -61,9 +61,11 @@ func TestRewoundRequests(t *testing.T) {
 // from the UI's copy of the conversation) rewound and continued, in a
 // later part: the messages after the rewind are the task's too, though
 // they come at indices messages cut away had, under names of their own.
-// (The first part's messages were written by the first part's run: a
-// later part, the earlier replayed with its output dropped, writes only
-// what is new.)
+// Read whole, as one stream, the first part's conversation (written at
+// the second part's facts line) comes first, the turn the rewind cut
+// away included: it happened, and the first part's run holds it. (Sync
+// replays the first part with its output dropped and leaves out what it
+// holds, by the messages' ids: TestSyncRooRewoundUIOnly.)
 func TestRewoundUIOnly(t *testing.T) {
 	const facts = `{"$twasm":"source","store":"Roo Code tasks (Code)","path":"t1","name":"t1","size":1,"mtime":"2026-03-01T10:02:05Z"}`
 	const file = `{"$twasm":"file","path":"ui_messages.json","size":1,"mtime":"2026-03-01T10:02:05Z","document":true}`
@@ -78,7 +80,7 @@ func TestRewoundUIOnly(t *testing.T) {
 	rewound := append(append([]string{}, first[:3]...), say("1772359320000", "user_feedback", "Cover nil instead"), req("1772359320100"), say("1772359325000", "text", "Added a nil case."))
 	in := strings.Join([]string{facts, file, "[" + strings.Join(first, ",") + "]", facts, file, "[" + strings.Join(rewound, ",") + "]"}, "\n") + "\n"
 	_, texts, _, input := plugintest.Turns(t, cline.Plugin, "cline", []byte(in))
-	if want := "Added a nil case."; texts != want || input != 300 {
+	if want := "Added TestParse.|Added an empty case.|Added a nil case."; texts != want || input != 300 {
 		t.Errorf("assistant texts %q, %d input tokens; want %q, 300", texts, input, want)
 	}
 }
