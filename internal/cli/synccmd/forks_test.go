@@ -15,13 +15,15 @@ import (
 // /branch, Claude Code's /branch, Pi's /fork) writes the conversation so
 // far into the new session's file (Kimi Code's /fork copies the journal
 // whole and marks the fork; a Codex 0.158+ fork starts its running token
-// total from its parent's instead). Synced beside the session it was
-// forked from, the copy is that session's: `twasm usage` and `ls --json`
-// count its tokens once, in the parent's run, and the fork's run counts
-// only what it did after the fork. Before, the copied tokens counted in
-// both runs (Qwen 129 output tokens in all instead of 77, Claude 230
-// instead of 130, Pi 107 instead of 87, Codex 720 instead of 420, Kimi
-// Code 257 instead of 193).
+// total from its parent's instead; an older Codex fork copies the history
+// with no mark, its turns stamped with their start). Synced beside the
+// session it was forked from, the copy is that session's: `twasm usage`
+// and `ls --json` count its tokens once, in the parent's run, and the
+// fork's run counts only what it did after the fork. Before, the copied
+// tokens counted in both runs (Qwen 129 output tokens in all instead of
+// 77, Claude 230 instead of 130, Pi 107 instead of 87, Codex 720 instead
+// of 420 for a referenced fork and for a copying one, Kimi Code 257
+// instead of 193).
 func TestSyncForkCountedOnce(t *testing.T) {
 	t.Parallel()
 	// lines are a golden input's lines, each ending with its newline.
@@ -66,6 +68,16 @@ func TestSyncForkCountedOnce(t *testing.T) {
 {"timestamp":"2026-11-20T09:50:20.020Z","type":"event_msg","payload":{"type":"task_complete","turn_id":"019a6b2e-9e01-7a10-b001-000000000001","last_agent_message":"The switch now has a case per kind."}}
 `
 				return files{[]byte(parent), bytes.Join(lines("codex", "rollout_v0158_user_fork_referenced.jsonl"), nil)}
+			}, 300 + 120, 120},
+		// A Codex fork that copied its parent's history (0.147): the copy
+		// marks no end, but its turns keep their stamps, which predate
+		// the fork's id; the parent is the copied lines as the parent
+		// wrote them, dated then.
+		{"codex copied", ".codex", ".codex/sessions/2026/11/20/rollout-2026-11-20T09-50-00-01a1f85c-e5a4-7e20-9f31-0a1b2c3d4e5f.jsonl", ".codex/sessions/2026/11/20/rollout-2026-11-20T10-00-00-01a1f866-0d64-7c31-8a42-1b2c3d4e5f60.jsonl",
+			func() files {
+				fork := lines("codex", "rollout_v0147_user_fork_copied.jsonl")
+				parent := regexp.MustCompile(`(?m)^\{"timestamp":"2026-11-20T10:00:00\.12\dZ"`).ReplaceAll(bytes.Join(fork[1:10], nil), []byte(`{"timestamp":"2026-11-20T09:50:20.000Z"`))
+				return files{parent, bytes.Join(fork, nil)}
 			}, 300 + 120, 120},
 		// Kimi Code's /fork copies the journal whole and appends a fork
 		// marker; the parent went on after the fork, so the fork's file
