@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"testing"
 	"time"
 
@@ -23,7 +24,9 @@ import (
 // tokens counted in both runs (Qwen 129 output tokens in all instead of
 // 77, Claude 230 instead of 130, Pi 107 instead of 87, Codex 720 instead
 // of 420 for a referenced fork and for a copying one, Kimi Code 257
-// instead of 193).
+// instead of 193). A Kimi CLI fork holds nothing that says so: the host
+// finds the lines it shares with its parent's run (Kimi CLI 178 instead
+// of 113).
 func TestSyncForkCountedOnce(t *testing.T) {
 	t.Parallel()
 	// lines are a golden input's lines, each ending with its newline.
@@ -88,6 +91,17 @@ func TestSyncForkCountedOnce(t *testing.T) {
 				return files{append(clitest.ReadFile(t, clitest.Golden("kimi", "code_tools_failed_turn.jsonl")), later...),
 					clitest.ReadFile(t, clitest.Golden("kimi", "code_fork.jsonl"))}
 			}, 64 + 50 + 79, 79},
+		// The Kimi CLI's /fork copies the journal's lines with no mark;
+		// the parent went on after it (another turn), the fork too. The
+		// host finds the lines the fork shares with the parent's run
+		// and names them in the facts line.
+		{"kimi cli", ".kimi", ".kimi/sessions/3f2a1b0c9d8e/5c1e0d1a-0000-4000-8000-000000000001/wire.jsonl", ".kimi/sessions/3f2a1b0c9d8e/9f0e1d2c-0000-4000-8000-000000000002/wire.jsonl",
+			func() files {
+				shared := clitest.ReadFile(t, clitest.Golden("kimi", "legacy_side_question.jsonl"))                                     // 65 output tokens
+				_, later, _ := bytes.Cut(clitest.ReadFile(t, clitest.Golden("kimi", "legacy_hook_blocked_prompt.jsonl")), []byte("\n")) // 12
+				_, own, _ := bytes.Cut(clitest.ReadFile(t, clitest.Golden("kimi", "legacy_step_failed.jsonl")), []byte("\n"))           // 36
+				return files{append(slices.Clone(shared), later...), append(slices.Clone(shared), own...)}
+			}, 65 + 12 + 36, 36},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
