@@ -4,9 +4,11 @@ package codex_test
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/twasm/twasm/internal/testing/plugintest"
 	"github.com/twasm/twasm/transcript"
 )
 
@@ -51,13 +53,7 @@ func TestForkedSubAgent(t *testing.T) {
 		full       = []string{parentMeta, pStart1, ctx, pPrompt1, count(1000, 1000), pAnswer1, pDone1, pStart2, ctx, pPrompt2, pEcho2, count(2500, 1500)}
 		lastTurn   = []string{pPrompt2, pEcho2, count(2500, 1500)}
 		own        = []string{cStart, ctx, cTask, count(2800, 300), cAnswer, count(3200, 400), cDone}
-		join       = func(parts ...[]string) []string {
-			var all []string
-			for _, p := range parts {
-				all = append(all, p...)
-			}
-			return all
-		}
+		join       = slices.Concat[[]string]
 	)
 	tests := []struct {
 		name   string
@@ -77,18 +73,7 @@ func TestForkedSubAgent(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			o := runRollout(t, tt.lines)
-			var texts []string
-			for _, it := range o.Sink.Items {
-				if it.Event == nil || (it.Event.Type != transcript.MessageUser && it.Event.Type != transcript.MessageAssistant) {
-					continue
-				}
-				for _, b := range it.Event.Message().Blocks {
-					if b.Origin != transcript.OriginSystemPrompt && b.Text != "" {
-						texts = append(texts, b.Text)
-					}
-				}
-			}
-			if got := strings.Join(texts, "|"); got != tt.texts {
+			if got := messageTexts(o); got != tt.texts {
 				t.Errorf("messages %q; want %q", got, tt.texts)
 			}
 			var input int64 = -1
@@ -296,13 +281,7 @@ func TestUserForkCopied(t *testing.T) {
 			}
 		}
 		carried = own(ownTurn, `,"started_at":1762735988`, count(2800, 300), count(3200, 400))
-		join    = func(parts ...[]string) []string {
-			var all []string
-			for _, p := range parts {
-				all = append(all, p...)
-			}
-			return all
-		}
+		join    = slices.Concat[[]string]
 	)
 	tests := []struct {
 		name   string
@@ -324,18 +303,7 @@ func TestUserForkCopied(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			o := runRollout(t, tt.lines)
-			var texts []string
-			for _, it := range o.Sink.Items {
-				if it.Event == nil || (it.Event.Type != transcript.MessageUser && it.Event.Type != transcript.MessageAssistant) {
-					continue
-				}
-				for _, b := range it.Event.Message().Blocks {
-					if b.Origin != transcript.OriginSystemPrompt && b.Text != "" {
-						texts = append(texts, b.Text)
-					}
-				}
-			}
-			if got := strings.Join(texts, "|"); got != tt.texts {
+			if got := messageTexts(o); got != tt.texts {
 				t.Errorf("messages %q; want %q", got, tt.texts)
 			}
 			var input int64 = -1
@@ -366,4 +334,21 @@ func TestUserForkCopied(t *testing.T) {
 			}
 		})
 	}
+}
+
+// messageTexts is the texts of a run's user and assistant messages (the
+// system prompt left out), in order, joined by "|".
+func messageTexts(o *plugintest.Outcome) string {
+	var texts []string
+	for _, it := range o.Sink.Items {
+		if it.Event == nil || (it.Event.Type != transcript.MessageUser && it.Event.Type != transcript.MessageAssistant) {
+			continue
+		}
+		for _, b := range it.Event.Message().Blocks {
+			if b.Origin != transcript.OriginSystemPrompt && b.Text != "" {
+				texts = append(texts, b.Text)
+			}
+		}
+	}
+	return strings.Join(texts, "|")
 }

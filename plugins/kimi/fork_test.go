@@ -28,13 +28,7 @@ import (
 // file (the part's facts line names another session than the first):
 // the copy is what that run held already.
 func TestForkMarker(t *testing.T) {
-	read := func(name string) []byte {
-		b, err := os.ReadFile(filepath.Join("../../testdata/golden/kimi", name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return b
-	}
+	read := func(name string) []byte { return goldenInput(t, name) }
 	parent := read("code_tools_failed_turn.jsonl")
 	_, own, _ := bytes.Cut(read("code_approval_rejected.jsonl"), []byte("\n")) // its turn, without its metadata line
 	marker := []byte(`{"type":"forked","time":1785699999000}` + "\n")
@@ -61,24 +55,7 @@ func TestForkMarker(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r, err := sdktest.Run(context.Background(), kimi.Plugin, "kimi", tt.in)
-			if err != nil {
-				t.Fatal(err)
-			}
-			_, _, in, out := plugintest.FromResult(r).Summary(nil)
-			if in != tt.input || out != tt.output {
-				t.Errorf("usage in %d out %d; want %d, %d", in, out, tt.input, tt.output)
-			}
-			warned := false
-			for _, w := range r.Step.Warnings {
-				warned = warned || strings.HasPrefix(w, "forked from another session")
-			}
-			if warned != tt.warned {
-				t.Errorf("warnings %q; want the fork's: %v", r.Step.Warnings, tt.warned)
-			}
-			if len(r.Step.Unmapped) != 0 || r.SilentN != 0 {
-				t.Errorf("unmapped %v, %d silent lines; want none", r.Step.Unmapped, r.SilentN)
-			}
+			checkForkStep(t, tt.in, tt.input, tt.output, "forked from another session", tt.warned)
 		})
 	}
 }
@@ -95,13 +72,7 @@ func TestForkMarker(t *testing.T) {
 // them. A facts line without the member (an older host), or one that is
 // not the run's first, changes nothing.
 func TestCopiedLines(t *testing.T) {
-	read := func(name string) []byte {
-		b, err := os.ReadFile(filepath.Join("../../testdata/golden/kimi", name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return b
-	}
+	read := func(name string) []byte { return goldenInput(t, name) }
 	parent := read("legacy_side_question.jsonl")                                   // 8,700 input, 65 output
 	_, own, _ := bytes.Cut(read("legacy_hook_blocked_prompt.jsonl"), []byte("\n")) // 2,092 input, 12 output; its metadata line left out
 	lines := int64(bytes.Count(parent, []byte("\n")))
@@ -130,24 +101,42 @@ func TestCopiedLines(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r, err := sdktest.Run(context.Background(), kimi.Plugin, "kimi", tt.in)
-			if err != nil {
-				t.Fatal(err)
-			}
-			_, _, in, out := plugintest.FromResult(r).Summary(nil)
-			if in != tt.input || out != tt.output {
-				t.Errorf("usage in %d out %d; want %d, %d", in, out, tt.input, tt.output)
-			}
-			warned := false
-			for _, w := range r.Step.Warnings {
-				warned = warned || strings.Contains(w, "lines are those run 01JRUNPARENT holds")
-			}
-			if warned != tt.warned {
-				t.Errorf("warnings %q; want the copy's: %v", r.Step.Warnings, tt.warned)
-			}
-			if len(r.Step.Unmapped) != 0 || r.SilentN != 0 {
-				t.Errorf("unmapped %v, %d silent lines; want none", r.Step.Unmapped, r.SilentN)
-			}
+			checkForkStep(t, tt.in, tt.input, tt.output, "lines are those run 01JRUNPARENT holds", tt.warned)
 		})
+	}
+}
+
+// goldenInput is a golden case's input.
+func goldenInput(t *testing.T, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("../../testdata/golden/kimi", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// checkForkStep runs the plugin on in and checks the step's input and
+// output tokens, that a warning holds warning exactly when warned says,
+// and that every line is accounted for.
+func checkForkStep(t *testing.T, in []byte, input, output int64, warning string, warned bool) {
+	t.Helper()
+	r, err := sdktest.Run(context.Background(), kimi.Plugin, "kimi", in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, gotIn, gotOut := plugintest.FromResult(r).Summary(nil)
+	if gotIn != input || gotOut != output {
+		t.Errorf("usage in %d out %d; want %d, %d", gotIn, gotOut, input, output)
+	}
+	found := false
+	for _, w := range r.Step.Warnings {
+		found = found || strings.Contains(w, warning)
+	}
+	if found != warned {
+		t.Errorf("warnings %q; want one holding %q: %v", r.Step.Warnings, warning, warned)
+	}
+	if len(r.Step.Unmapped) != 0 || r.SilentN != 0 {
+		t.Errorf("unmapped %v, %d silent lines; want none", r.Step.Unmapped, r.SilentN)
 	}
 }
