@@ -101,3 +101,57 @@ func TestSyncCopiedLines(t *testing.T) {
 	assert.Zero(t, rep.Counts[ActionNew], "%v", rep.Outcomes)
 	assert.Zero(t, rep.Counts[ActionGrown], "%v", rep.Outcomes)
 }
+
+// TestRecoverCopiedFirstPart: a sync killed while it wrote a fork's first
+// part (TestSyncCopiedLines) leaves the fork's entry pending, holding
+// nothing; the next sync continues that run from the file's start, and
+// its facts line still names the lines the parent's run holds: the fork
+// counts its own 36 output tokens, not the parent's 65 too.
+func TestRecoverCopiedFirstPart(t *testing.T) {
+	ctx := context.Background()
+	golden := func(name string) []byte {
+		b, err := os.ReadFile(filepath.Join("..", "..", "testdata", "golden", "kimi", name))
+		require.NoError(t, err)
+		return b
+	}
+	shared := golden("legacy_side_question.jsonl")
+	_, later, _ := bytes.Cut(golden("legacy_hook_blocked_prompt.jsonl"), []byte("\n"))
+	_, own, _ := bytes.Cut(golden("legacy_step_failed.jsonl"), []byte("\n"))
+	home, root := t.TempDir(), t.TempDir()
+	sessions := filepath.Join(home, ".kimi", "sessions", "3f2a1b0c9d8e")
+	writeAged(t, filepath.Join(sessions, "a-parent", "wire.jsonl"), append(slices.Clone(shared), later...), 3*time.Hour)
+	env := func(k string) string { return map[string]string{"HOME": home}[k] }
+	locs := Discover(env, "linux", bundledDeclared(), &Config{})
+	a := newArchiver(t, root, nil)
+	a.SyncStores(ctx, locs, time.Time{}, nil)
+	require.NoError(t, a.Close())
+	before := snapshot(t, root)
+
+	fork := filepath.Join(sessions, "b-fork", "wire.jsonl")
+	writeAged(t, fork, append(slices.Clone(shared), own...), 2*time.Hour)
+	a = newArchiver(t, root, nil)
+	rep := a.SyncStores(ctx, locs, time.Time{}, nil)
+	require.NoError(t, a.Close())
+	var runID string
+	for _, o := range rep.Outcomes {
+		if o.Path == fork {
+			runID = o.RunID
+		}
+	}
+	require.NotEmpty(t, runID)
+	after := snapshot(t, root)
+
+	for _, k := range []int{1, 3} {
+		r := t.TempDir()
+		killedAt(t, before, after, runID, k, false, 0.5).restore(t, r)
+		b := newArchiver(t, r, nil)
+		b.Recover(ctx)
+		b.SyncStores(ctx, locs, time.Time{}, nil)
+		runs := map[string]int64{}
+		for _, id := range sessionRuns(t, r) {
+			runs[id] = readRun(t, r, id).output
+		}
+		assert.Equal(t, int64(36), runs[runID], "killed at transcript line %d: the fork's run (all: %v)", k, runs)
+		require.NoError(t, b.Close())
+	}
+}

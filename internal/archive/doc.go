@@ -180,8 +180,9 @@
 // The run's session is read from the file it was last read from, or one
 // of the files it was found at (Entry.Also), as far as that file still
 // starts with the bytes the run holds; the run sharing the most lines
-// wins. The facts line is kept in the raw capture, so later parts and
-// renormalize read the same. Either session may be the parent: the
+// wins; a first part that a kill cut short and a later sync continues
+// in the same run is read so again. The facts line is kept in the raw
+// capture, so later parts and renormalize read the same. Either session may be the parent: the
 // shared lines count in the run archived first.
 //
 // A whole JSON document that the agent rewrites in place at every turn

@@ -477,7 +477,10 @@ func (a *Archiver) syncOpened(ctx context.Context, out Outcome, format string, s
 	rs := &Resume{Format: format, Whole: a.opts.Whole, End: closeDue && end == size, link: link, subAgentOf: subAgentOf, replace: repairID}
 	if loc != nil && loc.SourceFacts {
 		var copied *abi.SourceCopy
-		if match == nil && repairID == "" && legacy == nil && loc.Kind != KindSections {
+		// The run's first part: a new run, or one whose first part a
+		// kill cut short (its entry holds nothing yet, Recover).
+		first := match == nil || match.Offset == 0 && !rewrite
+		if first && repairID == "" && legacy == nil && loc.Kind != KindSections {
 			if copied, err = a.copiedFrom(f, path, head, int64(len(headLine)), end); err != nil {
 				return fail(err)
 			}
