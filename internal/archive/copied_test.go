@@ -74,7 +74,7 @@ func TestSyncCopiedLines(t *testing.T) {
 	for _, p := range []string{fPath, oPath, hPath} {
 		assert.Equal(t, ActionNew, byPath[p].Action, p)
 	}
-	assert.Contains(t, byPath[fPath].Reason, "its first 15 lines are those run "+pRun+" holds")
+	assert.Contains(t, byPath[fPath].Reason, "its first 15 lines are the first lines run "+pRun+" holds")
 	assert.NotContains(t, byPath[oPath].Reason+byPath[hPath].Reason, "are those run")
 
 	// The fork's raw capture keeps the facts line that says so.

@@ -485,7 +485,7 @@ func (a *Archiver) syncOpened(ctx context.Context, out Outcome, format string, s
 				return fail(err)
 			}
 			if copied != nil {
-				out.Reason = joinReason(out.Reason, fmt.Sprintf("its first %d lines are those run %s holds of its session (a fork or copy of it): the facts line says so, for the plugin to count them there", copied.Lines, copied.Run))
+				out.Reason = joinReason(out.Reason, fmt.Sprintf("its first %d lines are the first lines run %s holds: the facts line names them", copied.Lines, copied.Run))
 			}
 		}
 		facts = factsLine(loc, path, size, mtime, copied)
