@@ -169,6 +169,22 @@
 // shorter copy found only after the session grew past it (never read
 // at the length it has) is not recognized and makes a run of its own.
 //
+// A new session of a store that asks for facts lines whose file starts
+// with more of a run's session than the head (the same first lines, and
+// more whole lines after them, then different bytes: a fork that copied
+// its parent's journal with no mark, as the Kimi CLI's /fork and /undo
+// do, and the parent went on; or such a shorter copy) gets, in the facts
+// line of its first part, the run that holds those lines and how many
+// there are (abi.SourceFacts.Copied, copiedFrom): the plugin counts
+// their tokens in that run, not in the new one, and the outcome says so.
+// The run's session is read from the file it was last read from, or one
+// of the files it was found at (Entry.Also), as far as that file still
+// starts with the bytes the run holds; the run sharing the most lines
+// wins; a first part that a kill cut short and a later sync continues
+// in the same run is read so again. The facts line is kept in the raw
+// capture, so later parts and renormalize read the same. Either session may be the parent: the
+// shared lines count in the run archived first.
+//
 // A whole JSON document that the agent rewrites in place at every turn
 // (Gemini CLI's session-*.json chats: it never grows by bytes) is the
 // same session when it has the same head at the same path and its run is

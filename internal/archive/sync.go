@@ -476,7 +476,19 @@ func (a *Archiver) syncOpened(ctx context.Context, out Outcome, format string, s
 	var facts []byte
 	rs := &Resume{Format: format, Whole: a.opts.Whole, End: closeDue && end == size, link: link, subAgentOf: subAgentOf, replace: repairID}
 	if loc != nil && loc.SourceFacts {
-		facts = factsLine(loc, path, size, mtime)
+		var copied *abi.SourceCopy
+		// The run's first part: a new run, or one whose first part a
+		// kill cut short (its entry holds nothing yet, Recover).
+		first := match == nil || match.Offset == 0 && !rewrite
+		if first && repairID == "" && legacy == nil && loc.Kind != KindSections {
+			if copied, err = a.copiedFrom(f, path, head, int64(len(headLine)), end); err != nil {
+				return fail(err)
+			}
+			if copied != nil {
+				out.Reason = joinReason(out.Reason, fmt.Sprintf("its first %d lines are the first lines run %s holds: the facts line names them", copied.Lines, copied.Run))
+			}
+		}
+		facts = factsLine(loc, path, size, mtime, copied)
 		rs.Store, rs.Dir, rs.Facts, rs.Project = loc.Name, loc.Dir, true, loc.Project
 	}
 	if loc != nil && loc.Kind == KindSections {
@@ -932,14 +944,15 @@ func (a *Archiver) writePart(ctx context.Context, out Outcome, ps partSource, pr
 
 // factsLine is the facts line (abi.SourceFacts) of a session file of
 // loc, as read: its path relative to the store, its name, size and
-// modification time, and the project the store's place names.
-func factsLine(loc *Location, p string, size int64, mtime time.Time) []byte {
+// modification time, the project the store's place names, and the
+// first lines another run holds (copied, nil: none; see copiedFrom).
+func factsLine(loc *Location, p string, size int64, mtime time.Time, copied *abi.SourceCopy) []byte {
 	rel, err := filepath.Rel(loc.Dir, p)
 	if err != nil {
 		rel = filepath.Base(p)
 	}
 	b, _ := json.Marshal(abi.SourceFacts{Type: abi.SourceFactsType, Store: loc.Name, Path: filepath.ToSlash(rel),
-		Name: filepath.Base(p), Size: size, MTime: mtime.UTC().Format(time.RFC3339Nano), Project: loc.Project})
+		Name: filepath.Base(p), Size: size, MTime: mtime.UTC().Format(time.RFC3339Nano), Project: loc.Project, Copied: copied})
 	return append(b, '\n')
 }
 

@@ -37,13 +37,16 @@ func (n *normalizer) rollout(out *sdk.Out, root, typ abi.Value) {
 			n.usage.inherits = isUserFork(m)
 			if n.usage.inherits {
 				n.forkedFrom = m.Get("forked_from_id").String()
+				n.forkMs = forkTime(m)
 			}
 		}
 		id := m.Get("id")
 		if id.Kind() != abi.KindString {
 			id = m.Get("session_id")
 		}
-		n.copiedHistory(id, out)
+		if n.copiedHistory(id, out) {
+			return
+		}
 		// cwd is where the session runs; its git member names a commit,
 		// branch and remote URL, never the repository's root directory.
 		cwd := sdk.StringOf(m.Get("cwd"))

@@ -202,9 +202,18 @@
 // part's facts line names the fork's session, the first the parent's):
 // the copy is then the part the run held already, and nothing is reset
 // (the fork's turns are that run's). The Kimi CLI's /fork and /undo
-// (session_fork.py) copy the journal with no marker: such a fork is read
-// whole, and when its parent went on after it (so that sync makes it a
-// run of its own) its copied tokens count in both runs.
+// (session_fork.py fork_session) write the parent's wire.jsonl lines,
+// up to a turn, into a new session's journal with no marker, and nothing
+// in the new session names its parent (its state.json only titles it
+// "Fork: ..."). When the parent went on after it, sync makes the fork a
+// run of its own, and the host, which finds the lines the two files
+// share, names them in the facts line of the fork's first part
+// (abi.SourceFacts.Copied, ABI 1.10: the run holding them and how many
+// lines): the plugin reads them as at Kimi Code's marker, their turns
+// shown, their tokens set back to 0 at the first line after them (or
+// the stream's end), the copy's open messages closed first, and a
+// warning names that run. A Kimi CLI fork synced by a host before 1.10
+// is read whole: its copied tokens count in both runs.
 //
 // Model and metadata. The model is the latest llm.request's (the model
 // the request was sent to, as the provider names it: kimi-k2.7-code),
