@@ -150,7 +150,10 @@
 // characters>; SubAgentCalls toolCalls/agentId/id), so the host archives
 // a sub-agent's chat as a child run of its session's run, linked at the
 // call whose record names it, its turns and tokens counted once, in the
-// session's totals. Such a call (its record states an agentId) opens no
+// session's totals (a chat synced while its call ran, before the record,
+// is linked at the session's latest part, then archived again at the
+// call by the sync that finds the session's run holding it, superseding
+// the first: Entry.LooseAt in internal/archive). Such a call (its record states an agentId) opens no
 // scope: the chat's run is the child. A call whose record names no agent
 // (builds before 0.39, a stream) opens one, as follows; a run an older
 // twasm made of such a scope is superseded by the chat's run when the
