@@ -25,6 +25,10 @@
 // directories no plugin knows). A store of a kind this package does not
 // read, or with a pattern that does not parse, is listed as unusable and
 // not walked.
+// A pattern's "{a,b}" alternatives may each be a glob within one name
+// ("*", "?", a class; no "/", "**" or nested braces: the Kimi CLI's
+// <uuid>{,_sub_[1-9],_sub_[1-9][0-9],...}.jsonl); a twasm before this
+// read only plain names there, and lists such a store as unusable.
 //
 // # SQLite stores
 //
