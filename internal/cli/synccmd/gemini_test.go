@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -265,6 +266,57 @@ func TestSyncGeminiSubAgentSupersedesScope(t *testing.T) {
 	}
 	if supersedes == "" {
 		t.Error("the chat's run supersedes no run: the sub-agent is counted twice")
+	}
+	syncWant(t, h, store, "sync with nothing new", nothing)
+}
+
+// TestSyncGeminiSubAgentChatBefore037: Gemini CLI 0.31 to 0.36 wrote a
+// sub-agent's chat (golden session_file_v036_subagent.json, written from
+// the 0.36 source) as chats/session-<time>-<id>.json beside its
+// session's, its header stating the session's own id and kind
+// "subagent", and no call record naming it (the session's call states no
+// agent id): nothing says which call started it, so `twasm sync`
+// archives it as a run of its own, whose step says it is a sub-agent's
+// chat, not a user's session; the session's run is not marked; a second
+// sync changes nothing. Before, nothing told the two apart.
+func TestSyncGeminiSubAgentChatBefore037(t *testing.T) {
+	t.Parallel()
+	h := clitest.NewHome(t)
+	store := filepath.Join(h.Dir, ".gemini", "tmp")
+	const chats = ".gemini/tmp/a1b2/chats/"
+	sub := clitest.ReadFile(t, clitest.Golden("gemini", "session_file_v036_subagent.json"))
+	var doc struct {
+		SessionID string `json:"sessionId"`
+	}
+	if err := json.Unmarshal(sub, &doc); err != nil {
+		t.Fatal(err)
+	}
+	parent := clitest.ReadFile(t, clitest.Golden("gemini", "session_file_subagents.json"))
+	parent = bytes.Replace(parent, []byte(`"sessionId": "37b7abef-0000-4000-8000-000000000901"`), []byte(`"sessionId": "`+doc.SessionID+`"`), 1)
+	if !bytes.Contains(parent, []byte(doc.SessionID)) {
+		t.Fatal("the session's golden states another id")
+	}
+	h.Put(chats+"session-2026-03-10T09-02-"+doc.SessionID[:8]+".json", parent, time.Hour)
+	h.Put(chats+"session-2026-03-10T09-15-"+doc.SessionID[:8]+".json", sub, time.Hour)
+	runs := syncNewRuns(t, h, store, "sync", 2)
+	for p, id := range runs {
+		var marked []string
+		for _, ev := range clitest.ReadRun(t, clitest.TranscriptPath(h.Stor, id)) {
+			if ev.Type != transcript.StepCompleted {
+				continue
+			}
+			if res, err := ev.Step().AgentResult(); err == nil && res != nil {
+				for _, w := range res.Warnings {
+					if strings.Contains(w, `a sub-agent's chat (kind "subagent")`) {
+						marked = append(marked, w)
+					}
+				}
+			}
+		}
+		h.OK("validate", id)
+		if want := strings.Contains(p, "T09-15-"); (len(marked) == 1) != want {
+			t.Errorf("run %s of %s: warnings %q, want the sub-agent's marked: %v", id, p, marked, want)
+		}
 	}
 	syncWant(t, h, store, "sync with nothing new", nothing)
 }
