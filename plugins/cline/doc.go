@@ -119,7 +119,25 @@
 //     by its parent's new_task call, said once in a warning. The stores
 //     declare it (abi.StoreParent: history_item.json's parentTaskId, the
 //     parent's folder name), so the host makes the sub-task's run a child
-//     run of its parent's (at path "subagent").
+//     run of its parent's (at path "subagent"). Roo Code wrote
+//     history_item.json from 3.49 (RooCodeInc/Roo-Code b598efb, the
+//     per-task history store); before, a task's HistoryItem
+//     (parentTaskId, rootTaskId, childIds, number) was kept only in the
+//     editor's global state (state.vscdb, taskHistory), and nothing in a
+//     sub-task's folder names its parent, so such a sub-task is a run of
+//     its own. From 3.35 (9b5f639, delegation) to 3.48 the parent's
+//     conversation names it: the new_task call's result becomes
+//     "Subtask <child id> completed.\n\nResult:\n..." once the child
+//     ends (ClineProvider.reopenParentFromDelegation; "Delegated to child
+//     task <id>", the result the call gave, is pushed after the parent
+//     was flushed and closed, delegateParentAndOpenChild, so as far as
+//     the source shows it is not saved). Linking by that text would need the host to
+//     find a session's parent among other sessions' results, which no
+//     store field declares: not done. Before 3.35 the result is
+//     "Successfully created new task in <mode> mode with message: ...",
+//     naming no task. Kilo Code's legacy extension (its task files
+//     api_conversation_history.json, ui_messages.json,
+//     task_metadata.json; no history_item.json) is in the same case.
 //
 // A file read alone (import of api_conversation_history.json or
 // ui_messages.json) is told by its shape. A task whose conversation file

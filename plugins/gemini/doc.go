@@ -173,11 +173,34 @@
 // characters>; SubAgentCalls toolCalls/agentId/id), so the host archives
 // a sub-agent's chat as a child run of its session's run, linked at the
 // call whose record names it, its turns and tokens counted once, in the
-// session's totals. Such a call (its record states an agentId) opens no
+// session's totals (a chat synced while its call ran, before the record,
+// is linked at the session's latest part, then archived again at the
+// call by the sync that finds the session's run holding it, superseding
+// the first: Entry.LooseAt in internal/archive). Such a call (its record states an agentId) opens no
 // scope: the chat's run is the child. A call whose record names no agent
 // (builds before 0.39, a stream) opens one, as follows; a run an older
 // twasm made of such a scope is superseded by the chat's run when the
 // host links the chat at its call.
+//
+// Before 0.39 nothing names which call started a chat, so the scope
+// stays beside it. In 0.37 and 0.38 (local-executor.ts: agentId six
+// random characters; the chat chats/<session id>/<agentId>.json) the
+// host links the chat at the session's latest part, and the call's scope
+// is a second child holding its prompt and answer (its tokens are the
+// chat's only: counted once): the call's record states no agentId, its
+// result and resultDisplay (SubagentProgress, whose activity ids are
+// random UUIDs) name nothing of the chat, and the chat does not name the
+// agent or the call; only times (the chat's startTime between the call's
+// message and its record) would tie them, which no store field declares.
+// In 0.31 to 0.36 the sub-agent's GeminiChat recorded under its caller's
+// promptId, the session's id (LocalAgentExecutor.executionContext), so
+// its chat is chats/session-<minute>-<the id's first 8 characters>.json
+// beside the session's, stating the session's own id and kind
+// "subagent": the host, which keys a file's sub-agents by a directory or
+// by a member without a condition (abi.Store.SubAgentOf), cannot tell it
+// from the session's file, and archives it as a run of its own. Every
+// chat of kind "subagent" says in a warning that it is a sub-agent's,
+// not a user's session (sessionMeta).
 //
 // Otherwise its own turns are in neither the stream nor the session
 // file, so its child run holds what the call states: the scope opens at the call,

@@ -63,8 +63,9 @@
 //     assistant message, "<system>Previous context has been compacted.
 //     ...</system>" and the summary: injected context and a warning. The
 //     file has no times, no model and no usage: none is reported. A
-//     sub-agent's context is a file of its own (<uuid>_sub_N.jsonl): not
-//     linked.
+//     sub-agent's context is a file of its own (<uuid>_sub_N.jsonl, the
+//     same format; its first prompt the Task call's prompt), a child
+//     run of the session's (Sub-agents below).
 //
 // None has a terminal record: the step is reported with NoTerminal and
 // the host settles its status by the session rule of spec §6.7.
@@ -165,7 +166,20 @@
 // session names (its result not written yet when the session was archived,
 // or a sub-agent's own sub-agent, whose Agent call is in the sub-agent's
 // journal, in the same directory) is linked at the session's latest part:
-// which call started it is not guessed.
+// which call started it is not guessed. The Kimi CLI before 0.59 kept each
+// sub-agent's context in <session uuid>_sub_N.jsonl beside the session's
+// (tools/multiagent/task.py: next_available_rotation of <uuid>_sub.jsonl,
+// N from 1 in the order the Task calls ran): the store declares them
+// (abi.Store.SubAgents "{stem}_sub_N.jsonl", N one to four digits) and
+// the host makes each a child run of the session's, linked at the
+// session's latest part. Nothing names the Task call that started it: the
+// sub-agent's file states no call id, the call's result is the
+// sub-agent's last answer (ToolOk(output=final_response)) and its
+// arguments hold the prompt its file starts with; a Task call refused
+// before it ran ("Subagent not found") made no file, so N is not the
+// N-th Task call either. Linking at the call would need the host to
+// match the call's prompt or result text with the file, which no store
+// field declares: not guessed.
 //
 // Side questions. The Kimi CLI's /btw asks a side question while the
 // agent works (soul/btw.py): a separate model call answers it from the
@@ -254,8 +268,9 @@
 // conversation); before 0.59 (50a663a9) as sessions/<md5 of the work
 // directory>/<uuid4>.jsonl, the context alone, which the store "Kimi CLI
 // context files (before 0.59)" declares by a glob of the uuid's shape,
-// leaving out the copies a revert or compaction rotated to
-// <uuid>_N.jsonl and the sub-agents' <uuid>_sub_N.jsonl. Neither agent
+// with the sub-agents' <uuid>_sub_N.jsonl (contextPattern), leaving out
+// the copies a revert or compaction rotated to <uuid>_N.jsonl and
+// <uuid>_sub_N_M.jsonl. Neither agent
 // deletes sessions. The manifest declares the three stores (abi.Store),
 // so sync and doctor find them without a sync.json entry.
 //

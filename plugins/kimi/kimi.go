@@ -30,10 +30,11 @@ var Plugin = sdk.Plugin{
 			{Name: "Kimi CLI sessions", Roots: []abi.Root{{Env: "KIMI_SHARE_DIR"}, {Path: "~/.kimi"}}, Dir: "sessions",
 				Pattern: "*/*/wire.jsonl"},
 			// Before 0.59 the Kimi CLI kept only the model's context, one
-			// file a session named by its uuid4; the glob leaves out the
-			// copies a revert or compaction rotated to <uuid>_N.jsonl.
+			// file a session named by its uuid4, and each sub-agent's
+			// (the Task tool) in <uuid>_sub_N.jsonl beside it: a child
+			// run of the session's (contextPattern).
 			{Name: "Kimi CLI context files (before 0.59)", Roots: []abi.Root{{Env: "KIMI_SHARE_DIR"}, {Path: "~/.kimi"}}, Dir: "sessions",
-				Pattern: "*/*-*-*-*-????????????.jsonl"},
+				Pattern: contextPattern, SubAgents: "{stem}" + contextSub + ".jsonl"},
 		},
 		// The session id is only in the path (the session's directory).
 		SourceFacts: true,
@@ -41,6 +42,21 @@ var Plugin = sdk.Plugin{
 	New:  func(abi.BeginOptions) sdk.Normalizer { return &normalizer{} },
 	Keys: keys,
 }
+
+// contextPattern is the glob of the Kimi CLI's context files before 0.59
+// (context.go), relative to ~/.kimi/sessions: <work dir
+// hash>/<uuid4>.jsonl, a session, and <uuid4>_sub_N.jsonl, N from 1 (up
+// to 9999), its sub-agents' contexts (tools/multiagent/task.py:
+// next_available_rotation of <uuid>_sub.jsonl, numbered from 1 in the
+// order the Task calls ran). It leaves out the copies a revert or
+// compaction rotated to <uuid>_N.jsonl (a session's) and
+// <uuid>_sub_N_M.jsonl (a sub-agent's), which hold what the file held
+// before. contextSub is the sub-agents' suffix alone, for the store's
+// SubAgents glob.
+const (
+	contextSub     = "{_sub_[1-9],_sub_[1-9][0-9],_sub_[1-9][0-9][0-9],_sub_[1-9][0-9][0-9][0-9]}"
+	contextPattern = "*/*-*-*-*-????????????{,_sub_[1-9],_sub_[1-9][0-9],_sub_[1-9][0-9][0-9],_sub_[1-9][0-9][0-9][0-9]}.jsonl"
+)
 
 // Format names, as reported in OpMeta and the manifest: fmtWire is Kimi
 // Code's journal ({"type": "turn.prompt", ..., "time"}), fmtLegacy the
