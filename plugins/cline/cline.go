@@ -132,6 +132,9 @@ type normalizer struct {
 	// their ts, else (none stated) by their index (apiRequest).
 	counted   map[int]bool
 	countedTs map[int64]bool
+	// sums are the figures of the UI's usage messages read, by ts, as
+	// a later deleted_api_reqs sums them (deletedRequests).
+	sums map[int64]figures
 	// pending are the calls of the last assistant message not yet
 	// answered, in order.
 	pending []pendingCall

@@ -204,8 +204,10 @@
 // answers the last command, denied. api_req_started comes only with
 // --verbose and as it was when the request started: figures it holds are
 // counted as the UI's are, and a stream without them has no usage (never
-// 0). Errors (say error, ask api_req_failed, whose text is {"message"})
-// are provider errors, retries warnings.
+// 0); a deleted_api_reqs counts what it sums beyond the requests the
+// stream counted (Decisions, Rewritten documents). Errors (say error, ask
+// api_req_failed, whose text is {"message"}) are provider errors, retries
+// warnings.
 //
 // # Format "agent-events"
 //
@@ -322,9 +324,24 @@
 // none): a checkpoint restore, or a message deleted or edited, cuts the
 // UI's messages back (Roo Code's MessageManager.performRewind), and the
 // task's next request comes at an index a request cut away had; both
-// were made, and both count. (Cline's older say deleted_api_reqs, the
-// sum of the requests a restore cut away, repeats figures already
-// counted: it is not counted in a task's messages.)
+// were made, and both count. Older Cline, after a checkpoint restore
+// of the task (TaskCheckpointManager.handleSuccessfulRestore, cline/cline
+// 864419d8b0), cuts the UI's messages back to the one restored to and
+// says deleted_api_reqs, {tokensIn, tokensOut, cacheWrites, cacheReads,
+// cost}: the sum (getApiMetrics) of the usage messages cut away, all
+// dated between the one restored to (the element before it) and it:
+// api_req_started, subagent_usage (a use_subagents call's sub-agents,
+// not counted) and an earlier deleted_api_reqs. What it sums that twasm
+// read before (a request's figures as counted, a subagent_usage's, an
+// earlier sum's remainder) is taken off, and the rest, the requests cut
+// away before a sync read them, counts once, as one request's, with a
+// warning: a task read before and after the restore, or only after it,
+// counts every request once. A subagent_usage cut away unread is in that
+// rest (the sum does not part it). In the CLI's --json stream, which does
+// not say which message the restore went back to, every request whose
+// figures the stream printed before it is taken off: nothing counts
+// twice, and a restore that kept requests the stream printed figures for
+// while it cut requests it printed none for counts less than was made.
 //
 // Order. The UI's messages come first in the stream, so what they say
 // happened after the conversation's last message is reported after the

@@ -24,7 +24,9 @@ import (
 // tokensIn is the input neither read from nor written to the cache (Cline
 // keeps the three apart), except when Roo Code states apiProtocol
 // "openai" (then it is the whole prompt). The task's figures are the
-// requests' sum; the API history's and a session file's metrics are not
+// requests' sum, with, in one version, the sums of the requests a
+// checkpoint restore cut away (deleted_api_reqs), as Cline's getApiMetrics
+// adds them; the API history's and a session file's metrics are not
 // figures the plugin reads. The Cline CLI's --json output of the SDK's
 // agent events states the session's usage in run_result (rawAgentEventsUsage);
 // Roo Code's CLI stream-json states only the last request's, which is not
@@ -101,6 +103,14 @@ func rawClineUsage(t *testing.T, _ string, raw []byte) plugintest.RawUsage {
 	if u, ok := rawAgentEventsUsage(raw); ok {
 		return u
 	}
+	if bytes.Contains(raw, []byte(`"say":"deleted_api_reqs"`)) && (!json.Valid(raw) && bytes.Count(raw, []byte(`"path":"ui_messages.json"`)) != 1) {
+		// A checkpoint restore's sum of the requests it cut away, over
+		// several versions of the UI or in the CLI's stream: which of
+		// them were read before is TestDeletedRequests' (and the
+		// golden cli_json_restored's). In one version, Cline's own
+		// total (getApiMetrics) is below: its requests and the sums.
+		return plugintest.RawUsage{Skip: "deleted_api_reqs across versions: TestDeletedRequests"}
+	}
 	requests := map[string]clineRequest{}
 	var order []string
 	file := ""
@@ -115,7 +125,7 @@ func rawClineUsage(t *testing.T, _ string, raw []byte) plugintest.RawUsage {
 			return
 		}
 		for i, m := range msgs {
-			if m.Type != "say" || m.Say != "api_req_started" && m.Say != "api_req_finished" {
+			if m.Type != "say" || m.Say != "api_req_started" && m.Say != "api_req_finished" && m.Say != "deleted_api_reqs" {
 				continue
 			}
 			var r clineRequest
