@@ -80,12 +80,31 @@
 //     already been used in this message..." (or "... was interrupted and
 //     not executed due to user rejecting a previous tool"), the result of
 //     the oldest call of that name still waiting, an error (the tool did
-//     not run), never the user's prompt. The metrics are not read: their "cached" is the cache
-//     writes in one sample and not said anywhere, while the UI's figures
-//     are named.
+//     not run), never the user's prompt. A task folder's metrics are not
+//     read: the UI's requests state its figures (older Cline's metrics,
+//     {tokens: {prompt, completion, cached}, cost}: their "cached" is the
+//     cache writes in one sample and not said anywhere, while the UI's
+//     figures are named).
 //     A sessions folder's session is a session of the Cline SDK, its
-//     id Date.now() in milliseconds, "_" and a random suffix
-//     (createSessionId; the CLI's own ids end "_cli"). The CLI's /fork
+//     assistant messages naming the model as modelInfo {id, provider} and
+//     stating metrics {inputTokens, outputTokens, cacheReadTokens,
+//     cacheWriteTokens, cost}: the usage of the one request that wrote the
+//     message (usageDelta, sdk/packages/agents/src/agent-runtime.ts at
+//     cline/cline 21cb8d2: the run's usage after the request less
+//     before), inputTokens the whole prompt, the cache read and written
+//     included (as in the SDK's usage events), cost the SDK's. Each
+//     message's metrics count once (the message told by its id, else its
+//     ts, else its index), the step's usage and cost their sum; no UI
+//     messages state those requests there (a stream that also holds UI
+//     messages does not read the metrics). The SDK's compaction (basic-compaction.ts) strips every
+//     message's metrics and keeps their sum, added to the earlier
+//     compactions', in the first message's metadata {kind "compaction",
+//     usageBefore}: what it states beyond what was counted before (the
+//     requests compacted before a sync read them) counts, as one
+//     request's, with a warning.
+//     A sessions folder's session id is Date.now() in milliseconds, "_"
+//     and a random suffix (createSessionId; the CLI's own ids end
+//     "_cli"). The CLI's /fork
 //     (forkCurrentSession, apps/cli at cline/cline 21cb8d2) starts a new
 //     session with the forked session's messages as they were, each with
 //     its ts, and names the forked session only in its manifest

@@ -207,12 +207,18 @@ type figures struct {
 }
 
 func figuresOf(info abi.Value) figures {
+	return figuresNamed(info, "tokensIn", "tokensOut", "cacheWrites", "cacheReads")
+}
+
+// figuresNamed are the figures of v whose members in, out, cw and cr
+// name the tokens (cost its cost); a figure not stated is 0.
+func figuresNamed(v abi.Value, in, out, cw, cr string) figures {
 	var f figures
-	f.in, _ = info.Get("tokensIn").Int()
-	f.out, _ = info.Get("tokensOut").Int()
-	f.cw, _ = info.Get("cacheWrites").Int()
-	f.cr, _ = info.Get("cacheReads").Int()
-	f.cost, _ = info.Get("cost").Float()
+	f.in, _ = v.Get(in).Int()
+	f.out, _ = v.Get(out).Int()
+	f.cw, _ = v.Get(cw).Int()
+	f.cr, _ = v.Get(cr).Int()
+	f.cost, _ = v.Get("cost").Float()
 	return f
 }
 

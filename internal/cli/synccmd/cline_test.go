@@ -406,3 +406,22 @@ func TestSyncClineCheckpointRestored(t *testing.T) {
 		})
 	}
 }
+
+// TestSyncClineSessionMetrics: a Cline SDK session (golden session_fork's
+// own messages) synced: `usage` counts its requests' metrics once, 74,850
+// input and 283 output tokens, and a second sync adds nothing. Before,
+// the session had no usage.
+func TestSyncClineSessionMetrics(t *testing.T) {
+	t.Parallel()
+	h := clitest.NewHome(t)
+	lines := strings.Split(string(clitest.ReadFile(t, clitest.Golden("cline", "session_fork.jsonl"))), "\n")
+	const id = "1784094124598_rruoq"
+	session := filepath.Join(".cline", "data", "sessions", id)
+	h.Put(filepath.Join(session, id+".messages.json"), []byte(lines[2]), time.Hour)
+	dir := filepath.Join(h.Dir, session)
+	syncWant(t, h, dir, "first sync", map[string]int{"new": 1})
+	syncWant(t, h, dir, "second sync", nothing)
+	if u := usageTotal(t, h); u.Input != 74850 || u.Output != 283 {
+		t.Errorf("usage --json: %d input, %d output tokens; want 74850, 283", u.Input, u.Output)
+	}
+}
