@@ -182,6 +182,21 @@ type Index struct {
 // pendingBytes, and a writer that runs beside other work that needs the
 // memory (sync's live indexer, a command refreshing the index after it
 // wrote runs) asks for less (SetPendingKiB).
+//
+// Other settings of a build from nothing measured against these
+// (#31 goal 4; TestIndexChild on a 128 MiB archive of
+// BenchmarkIndexBuild's kind, farm-bench --vs, 4-5 interleaved pairs,
+// median ratio of the child's CPU): none is taken. FTS5's pgsz 8000
+// 1.02x, automerge 16 1.00x, crisismerge 64 0.99x, remove_diacritics 1
+// 1.04x, synchronous OFF 0.98x, a 16 MiB page cache 1.02x (+26 MiB
+// RSS): noise. automerge 0 0.94x leaves the segments unmerged for
+// every search to read, and an optimize at the end costs 1.11x.
+// Transactions of 64 and 256 MiB 0.98x and 0.93-0.95x, but a writer
+// waiting on the lock would wait that much longer (busy timeout 10 s).
+// columnsize=0 is refused beside contentless_delete=1 (and bm25 needs
+// the column sizes); detail=column would lose the positions that
+// "quoted phrases" and NEAR need. Half of the CPU is FTS5's tokenizer
+// and its hash of pending terms, a cost per token indexed.
 const (
 	pendingBytes        = 4 << 20
 	defaultPendingBytes = 1 << 20 // FTS5's own, stored again at commit
