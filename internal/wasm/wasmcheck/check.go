@@ -68,8 +68,17 @@ func (r *reader) sections(what string, fn func(id byte, s *reader) error) error 
 		if err != nil {
 			return err
 		}
-		if err := fn(id, &reader{body}); err != nil {
+		s := &reader{body}
+		if err := fn(id, s); err != nil {
 			return err
+		}
+		// A known section ends where its last item does, as wazero
+		// requires: a check that read an item's length differently
+		// from wazero cannot go unnoticed into the next item.
+		if what == "section" && id != 0 {
+			if err := s.End(fmt.Sprintf("section %d", id)); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
@@ -224,8 +233,19 @@ func (r *reader) elem() error {
 			return err
 		}
 	}
-	if form&3 != 0 { // element kind or reference type
+	switch {
+	case form&3 == 0: // funcref implied
+	case form&4 == 0: // an element kind, one byte (0, funcref)
 		if _, err := r.Byte(); err != nil {
+			return err
+		}
+	default:
+		// A reference type: funcref or externref. A typed reference
+		// (0x63, 0x64) is followed by a heap type whose bytes wazero
+		// reads and this check did not: it took the heap type for the
+		// count of expressions, and a 39-byte module's real count of
+		// 10^9 reached wazero, which reserved 24 GB for it.
+		if err := r.RefType(); err != nil {
 			return err
 		}
 	}
