@@ -9,15 +9,19 @@ import (
 
 // Limits a module must stay within.
 const (
-	MaxModuleBytes   = 64 << 20
-	MaxTypes         = 1_000_000
-	MaxFunctions     = 1_000_000
-	MaxImports       = 100_000
-	MaxExports       = 100_000
-	MaxGlobals       = 1_000_000
-	MaxDataSegments  = 100_000
-	MaxElemSegments  = 100_000
-	MaxTables        = 100_000
+	MaxModuleBytes  = 64 << 20
+	MaxTypes        = 1_000_000
+	MaxFunctions    = 1_000_000
+	MaxImports      = 100_000
+	MaxExports      = 100_000
+	MaxGlobals      = 1_000_000
+	MaxDataSegments = 100_000
+	MaxElemSegments = 100_000
+	MaxTables       = 100_000
+	// MaxTableElements bounds the sum of the minimum sizes of the
+	// tables a module defines, which wazero allocates at instantiation
+	// (8 bytes an element; wazero allows 2^27 a table, 1 GiB).
+	MaxTableElements = 10_000_000
 	MaxParams        = 1_000
 	MaxResults       = 1_000
 	MaxLocals        = 50_000
@@ -49,7 +53,8 @@ func Check(wasm []byte) error {
 		return &Error{0, "no WebAssembly magic number"}
 	}
 	r := &reader{wasmbin.Reader{B: wasm, Pos: 8}}
-	if err := r.sections("section", section); err != nil {
+	var m module
+	if err := r.sections("section", m.section); err != nil {
 		if e, ok := err.(*wasmbin.Error); ok {
 			return &Error{e.Offset, e.Reason}
 		}
@@ -84,7 +89,12 @@ func (r *reader) sections(what string, fn func(id byte, s *reader) error) error 
 	return nil
 }
 
-func section(id byte, r *reader) error {
+// module is what Check counts across sections.
+type module struct {
+	tableElements uint64 // the sum of the defined tables' minimum sizes
+}
+
+func (m *module) section(id byte, r *reader) error {
 	switch id {
 	case 0: // custom
 		name, err := r.Name()
@@ -118,7 +128,15 @@ func section(id byte, r *reader) error {
 			if err := r.RefType(); err != nil {
 				return err
 			}
-			return r.limits()
+			l, err := r.Limits()
+			if err != nil {
+				return err
+			}
+			if l.Min > MaxTableElements-m.tableElements {
+				return r.Fail(fmt.Sprintf("tables of more than %d elements in all", MaxTableElements))
+			}
+			m.tableElements += l.Min
+			return nil
 		})
 	case 5: // memory
 		return r.vec(MaxTables, "memories", r.limits)

@@ -45,6 +45,9 @@ var crafted = []struct {
 	// Form 5 (passive, funcref), 2^32-1 expressions: 96 GiB of
 	// ConstantExpression.
 	{"element expressions", mod(sec(9, append([]byte{1, 5, 0x70}, huge...)...))},
+	// Two tables of 2^27 elements (wazero's limit for one): 2 GiB of
+	// references at instantiation.
+	{"table elements", mod(sec(4, append(append(append([]byte{2, 0x70, 0}, leb(1<<27)...), 0x70, 0), leb(1<<27)...)...))},
 	{"element function indexes", mod(sec(9, append([]byte{1, 0, 0x41, 0, 0x0b}, huge...)...))},
 	{"section size", append(mod(), append([]byte{0}, huge...)...)},
 	{"custom section", mod(append([]byte{0}, append(leb(1<<31), 1, 'x')...))},
@@ -198,6 +201,8 @@ func TestCheckForms(t *testing.T) {
 		{"element of a non-null typed reference", elem(6, 0, 0x41, 0, 0x0b, 0x64, 0x70, 0), "reference type 0x64"},
 		{"element kind", elem(3, 0, 1, 0), ""},
 		{"bytes after a section's items", mod(sec(9, 1, 1, 0, 0, 0x0b)), "1 bytes left at the end of the section 9"},
+		{"tables at the element limit", mod(sec(4, append(append(append([]byte{2, 0x70, 0}, leb(MaxTableElements-1)...), 0x70, 0), leb(1)...)...)), ""},
+		{"tables past the element limit", mod(sec(4, append(append(append([]byte{2, 0x70, 0}, leb(MaxTableElements)...), 0x70, 0), leb(1)...)...)), "tables of more than 10000000 elements in all"},
 		{"table of a typed reference", mod(sec(4, 1, 0x63, 0, 1)), "reference type 0x63"},
 	}
 	for _, c := range cases {
