@@ -113,7 +113,8 @@
 //     exceed the JavaScript engines' limits (a 23-byte file claiming 2^32-1
 //     element segments made wazero reserve memory until the Go runtime
 //     aborted); the error names the file. What wazero then reserves is
-//     bounded by a small multiple of the file's size;
+//     bounded by a small multiple of the file's size, plus at most 80 MB
+//     of tables and the memory page limit at instantiation;
 //   - read or write files, open sockets, read environment variables or
 //     arguments: no file system, environment or arguments are ever
 //     configured, and importing a WASI function that could reach them is

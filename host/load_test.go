@@ -145,6 +145,14 @@ func TestLoadRefusesModulesOffContract(t *testing.T) {
 			[]string{"path_open", "reaches the file system"}},
 		{"missing host function", func() []byte { return plugin(t, "nohostfn") },
 			[]string{"imports twasm_v1.nonexistent, which this host does not provide"}},
+		// Crafted files the decoder would reserve memory for
+		// (wasmcheck's tests): refused before wazero reads them.
+		{"crafted element segment", func() []byte {
+			return []byte("\x00asm\x01\x00\x00\x00\t\x1d\x01\ac\x00\x93\x93\x93\xe8\x03\x00\x00\x00\t0000000000000000")
+		}, []string{"module refused before decoding: reference type 0x63 (at byte 12)"}},
+		{"crafted tables", func() []byte {
+			return []byte("\x00asm\x01\x00\x00\x00\x04\x0d\x02\x70\x00\x80\x80\x80\x40\x70\x00\x80\x80\x80\x40")
+		}, []string{"module refused before decoding: tables of more than 10000000 elements in all"}},
 		{"not wasm", func() []byte { return []byte("#!/bin/sh\necho hi\n") },
 			[]string{"not a valid WebAssembly module"}},
 		{"empty module", func() []byte { return wasmModule(nil, nil, false) },

@@ -9,15 +9,19 @@ import (
 
 // Limits a module must stay within.
 const (
-	MaxModuleBytes   = 64 << 20
-	MaxTypes         = 1_000_000
-	MaxFunctions     = 1_000_000
-	MaxImports       = 100_000
-	MaxExports       = 100_000
-	MaxGlobals       = 1_000_000
-	MaxDataSegments  = 100_000
-	MaxElemSegments  = 100_000
-	MaxTables        = 100_000
+	MaxModuleBytes  = 64 << 20
+	MaxTypes        = 1_000_000
+	MaxFunctions    = 1_000_000
+	MaxImports      = 100_000
+	MaxExports      = 100_000
+	MaxGlobals      = 1_000_000
+	MaxDataSegments = 100_000
+	MaxElemSegments = 100_000
+	MaxTables       = 100_000
+	// MaxTableElements bounds the sum of the minimum sizes of the
+	// tables a module defines, which wazero allocates at instantiation
+	// (8 bytes an element; wazero allows 2^27 a table, 1 GiB).
+	MaxTableElements = 10_000_000
 	MaxParams        = 1_000
 	MaxResults       = 1_000
 	MaxLocals        = 50_000
@@ -49,7 +53,8 @@ func Check(wasm []byte) error {
 		return &Error{0, "no WebAssembly magic number"}
 	}
 	r := &reader{wasmbin.Reader{B: wasm, Pos: 8}}
-	if err := r.sections("section", section); err != nil {
+	var m module
+	if err := r.sections("section", m.section); err != nil {
 		if e, ok := err.(*wasmbin.Error); ok {
 			return &Error{e.Offset, e.Reason}
 		}
@@ -68,14 +73,28 @@ func (r *reader) sections(what string, fn func(id byte, s *reader) error) error 
 		if err != nil {
 			return err
 		}
-		if err := fn(id, &reader{body}); err != nil {
+		s := &reader{body}
+		if err := fn(id, s); err != nil {
 			return err
+		}
+		// A known section ends where its last item does, as wazero
+		// requires: a check that read an item's length differently
+		// from wazero cannot go unnoticed into the next item.
+		if what == "section" && id != 0 {
+			if err := s.End(fmt.Sprintf("section %d", id)); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
 }
 
-func section(id byte, r *reader) error {
+// module is what Check counts across sections.
+type module struct {
+	tableElements uint64 // the sum of the defined tables' minimum sizes
+}
+
+func (m *module) section(id byte, r *reader) error {
 	switch id {
 	case 0: // custom
 		name, err := r.Name()
@@ -109,7 +128,15 @@ func section(id byte, r *reader) error {
 			if err := r.RefType(); err != nil {
 				return err
 			}
-			return r.limits()
+			l, err := r.Limits()
+			if err != nil {
+				return err
+			}
+			if l.Min > MaxTableElements-m.tableElements {
+				return r.Fail(fmt.Sprintf("tables of more than %d elements in all", MaxTableElements))
+			}
+			m.tableElements += l.Min
+			return nil
 		})
 	case 5: // memory
 		return r.vec(MaxTables, "memories", r.limits)
@@ -224,8 +251,19 @@ func (r *reader) elem() error {
 			return err
 		}
 	}
-	if form&3 != 0 { // element kind or reference type
+	switch {
+	case form&3 == 0: // funcref implied
+	case form&4 == 0: // an element kind, one byte (0, funcref)
 		if _, err := r.Byte(); err != nil {
+			return err
+		}
+	default:
+		// A reference type: funcref or externref. A typed reference
+		// (0x63, 0x64) is followed by a heap type whose bytes wazero
+		// reads and this check did not: it took the heap type for the
+		// count of expressions, and a 39-byte module's real count of
+		// 10^9 reached wazero, which reserved 24 GB for it.
+		if err := r.RefType(); err != nil {
 			return err
 		}
 	}

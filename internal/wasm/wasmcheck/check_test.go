@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"runtime/metrics"
 	"strings"
 	"testing"
 
@@ -35,6 +36,18 @@ var crafted = []struct {
 	// Like the one FuzzInstrument found: 20-odd bytes, 2^32-1 element
 	// segments.
 	{"element segments", mod(sec(9, append(huge, 0x00, 0x41, 0x00, 0x0b, 0x00)...))},
+	// Found 2026-11-30: form 7 (declarative, expressions) of the typed
+	// reference (ref null 0), then 1,023,723,923 expressions: wazero
+	// makes a []wasm.ConstantExpression (24 bytes each) of that length,
+	// 24.6 GB, where Check had read 0x63 as the reference type and the
+	// heap type 0x00 as a count of none.
+	{"element of a typed reference", []byte("\x00asm\x01\x00\x00\x00\t\x1d\x01\ac\x00\x93\x93\x93\xe8\x03\x00\x00\x00\t0000000000000000")},
+	// Form 5 (passive, funcref), 2^32-1 expressions: 96 GiB of
+	// ConstantExpression.
+	{"element expressions", mod(sec(9, append([]byte{1, 5, 0x70}, huge...)...))},
+	// Two tables of 2^27 elements (wazero's limit for one): 2 GiB of
+	// references at instantiation.
+	{"table elements", mod(sec(4, append(append(append([]byte{2, 0x70, 0}, leb(1<<27)...), 0x70, 0), leb(1<<27)...)...))},
 	{"element function indexes", mod(sec(9, append([]byte{1, 0, 0x41, 0, 0x0b}, huge...)...))},
 	{"section size", append(mod(), append([]byte{0}, huge...)...)},
 	{"custom section", mod(append([]byte{0}, append(leb(1<<31), 1, 'x')...))},
@@ -106,9 +119,24 @@ func TestCheckAccepts(t *testing.T) {
 	}
 }
 
-// FuzzCheck: Check never panics, and a module it accepts never makes
-// wazero's compiler crash or exhaust memory (the fuzzer's process would
-// die).
+// allocated is the bytes the process has allocated on the heap so far
+// (runtime/metrics, no stop-the-world).
+func allocated() uint64 {
+	s := []metrics.Sample{{Name: "/gc/heap/allocs:bytes"}}
+	metrics.Read(s)
+	return s[0].Value.Uint64()
+}
+
+// compileBound is what compiling a module Check accepts may allocate:
+// 1 GiB, far above what a fuzzer's inputs of a few KiB need and far below
+// a count the bytes cannot hold (2^32 items of 24 bytes are 96 GiB).
+const compileBound = 1 << 30
+
+// FuzzCheck: Check never panics, and a module it accepts makes wazero's
+// compiler allocate at most compileBound bytes. A claim the bytes cannot
+// hold either fails that assertion or, when the allocation itself fails,
+// kills the worker ("fatal error: out of memory"), which the fuzzer
+// reports as a crash too.
 func FuzzCheck(f *testing.F) {
 	for _, c := range crafted {
 		f.Add(c.wasm)
@@ -121,8 +149,12 @@ func FuzzCheck(f *testing.F) {
 		if Check(wasm) != nil {
 			return
 		}
+		before := allocated()
 		if c, err := r.CompileModule(ctx, wasm); err == nil {
 			c.Close(ctx)
+		}
+		if n := allocated() - before; n > compileBound {
+			t.Fatalf("compiling a %d-byte module Check accepted allocated %d bytes", len(wasm), n)
 		}
 	})
 }
@@ -166,6 +198,11 @@ func TestCheckForms(t *testing.T) {
 		{"type form", mod(sec(1, 1, 0x5f)), "type form 0x5f"},
 		{"function body too big", mod(sec(10, append([]byte{1}, leb(MaxFunctionBytes+1)...)...)), "more than 7654321"},
 		{"too many locals", mod(sec(10, body(append(append(append([]byte{2}, leb(MaxLocals)...), 0x7f), append(leb(1), 0x7f, 0x0b)...))...)), "more than 50000 locals"},
+		{"element of a non-null typed reference", elem(6, 0, 0x41, 0, 0x0b, 0x64, 0x70, 0), "reference type 0x64"},
+		{"element kind", elem(3, 0, 1, 0), ""},
+		{"bytes after a section's items", mod(sec(9, 1, 1, 0, 0, 0x0b)), "1 bytes left at the end of the section 9"},
+		{"tables at the element limit", mod(sec(4, append(append(append([]byte{2, 0x70, 0}, leb(MaxTableElements-1)...), 0x70, 0), leb(1)...)...)), ""},
+		{"tables past the element limit", mod(sec(4, append(append(append([]byte{2, 0x70, 0}, leb(MaxTableElements)...), 0x70, 0), leb(1)...)...)), "tables of more than 10000000 elements in all"},
 		{"table of a typed reference", mod(sec(4, 1, 0x63, 0, 1)), "reference type 0x63"},
 	}
 	for _, c := range cases {

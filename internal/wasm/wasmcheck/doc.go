@@ -20,11 +20,23 @@
 //     only to the number of sections.
 //   - A module Check accepts makes every count a decoder allocates for at
 //     most the bytes that hold its items (each item takes at least one
-//     byte) and at most the limits below, so what wazero reserves is
-//     bounded by a small multiple of the file's size.
+//     byte) and at most the limits below, so what wazero reserves
+//     while decoding and compiling is bounded by a small multiple of the
+//     file's size. At instantiation wazero also allocates the tables a
+//     module defines, 8 bytes for each element of their minimum sizes,
+//     which no byte holds: Check bounds their sum (MaxTableElements,
+//     80 MB). Memories are bounded by the host's page limit, which
+//     wazero enforces.
+//   - Check reads every item where wazero reads it: a known section
+//     must end where its last item does, as wazero requires, so a
+//     disagreement on an item's length is a refusal, not a count
+//     misread. (Check once read an element segment's typed reference
+//     as one byte, took its heap type for a count of none, and passed
+//     a 39-byte module whose real count made wazero reserve 24 GB.)
 //   - Check is a structural pre-filter, not a validator: it accepts
 //     modules wazero will refuse, and refuses what it cannot read (an
-//     unknown section, element or data form, constant-expression opcode).
+//     unknown section, element or data form, constant-expression opcode,
+//     a typed reference (GC), whose heap type it does not read).
 //
 // The module is read with internal/wasm/wasmbin, as wasminterrupt reads
 // it.

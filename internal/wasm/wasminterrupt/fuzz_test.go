@@ -12,13 +12,17 @@ import (
 )
 
 // FuzzInstrument: Instrument never panics, never modifies its input,
-// fails only with an *Error, and what it returns compiles whenever the
-// input did.
+// fails only with an *Error, and what it returns passes wasmcheck and
+// compiles whenever the input did.
 func FuzzInstrument(f *testing.F) {
 	for _, c := range instrumentCases {
 		f.Add(c.in)
 	}
 	f.Add(env)
+	// An element segment of a typed reference claiming 10^9 expressions
+	// (wasmcheck's crafted modules): Check must refuse it before either
+	// module reaches wazero.
+	f.Add([]byte("\x00asm\x01\x00\x00\x00\t\x1d\x01\ac\x00\x93\x93\x93\xe8\x03\x00\x00\x00\t0000000000000000"))
 	ctx := context.Background()
 	r := wazero.NewRuntime(ctx)
 	defer r.Close(ctx)
@@ -39,6 +43,11 @@ func FuzzInstrument(f *testing.F) {
 		// wazero's decoder exhaust memory; the host refuses it first.
 		if wasmcheck.Check(in) != nil || compiles(t, r, in) != nil {
 			return
+		}
+		// The host checks the bytes it has, not the output: the
+		// rewriter must not turn checked claims into unchecked ones.
+		if err := wasmcheck.Check(out); err != nil {
+			t.Fatalf("the input passes the check, the output does not: %v", err)
 		}
 		if err := compiles(t, r, out); err != nil {
 			t.Fatalf("the input compiles, the output does not: %v", err)
