@@ -167,7 +167,8 @@
 // rather than by its name ([Store.SubAgentsKey]), and the session's own
 // records may name the call that started each sub-agent
 // ([Store.SubAgentCalls]; Gemini CLI's chats/<session id>/ and the
-// agentId of its tool call records).
+// agentId of its tool call records; Claude Code's toolUseResult.agentId
+// on an Agent call's result, [RecordCalls.AgentIn]).
 //
 // A plugin may ask for the facts of its source ([Manifest.SourceFacts]):
 // the host then hands it, as the first line of a stream it reads from a

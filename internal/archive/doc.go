@@ -352,8 +352,12 @@
 // (abi.Store.SubAgentCall: its part's iteration, the call's description
 // naming the link), or the session file's records do (abi.Store.SubAgentCalls:
 // the last line holding the sub-agent's stem as a JSON string whose array
-// of calls holds one naming it; Gemini CLI's toolCalls[].agentId, read
-// from the session's file once, when the sub-agent's run begins), or when a line among the first eight of a tool
+// of calls holds one naming it; Gemini CLI's toolCalls[].agentId; or,
+// with AgentIn, whose object there names it and whose array holds one
+// call, the stem less the declared Prefix: Claude Code's
+// toolUseResult.agentId beside its tool_result's tool_use_id, for
+// agent-<agentId>.jsonl; read from the session's file once, when the
+// sub-agent's run begins), or when a line among the first eight of a tool
 // result's output in the session's run names the file as the store
 // declares (abi.Store.SubAgentResult, "{dir}" the file's directory's
 // name: Kimi Code's "agent_id: agent-0"; or abi.SubAgentOf.Result, a

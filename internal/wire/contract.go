@@ -45,7 +45,8 @@ const (
 	// without a bump of their own: a sub-agents' directory named by the
 	// id a session file states (Store.SubAgentsKey) and the session's
 	// records naming the call that started a sub-agent
-	// (Store.SubAgentCalls).
+	// (Store.SubAgentCalls; its AgentIn and Prefix, for a record that
+	// names the sub-agent beside its call: Claude Code's).
 	Minor = 9
 )
 

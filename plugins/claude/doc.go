@@ -335,6 +335,20 @@
 // agent's (local_bash: a background shell) is not a sub-agent: it belongs
 // to the Bash call that started it.
 //
+// The store. Claude Code keeps a session's sub-agents' conversations in
+// files of their own, <session>/subagents/**/agent-<agentId>.jsonl (the
+// manifest's SubAgents): the host archives each as a child run of the
+// session's run, linked at the Agent (Task) call that started it. The
+// call is the one a meta.json beside the file names (toolUseId: a key
+// many versions' sidecars, 2.1.101's among them, do not write), else
+// the one whose result's record in the session log names the sub-agent
+// (toolUseResult.agentId beside the tool_result block's tool_use_id,
+// for foreground and background agents alike: SubAgentCalls with
+// AgentIn "/toolUseResult" and Prefix "agent-"). A foreground agent's
+// result is written when it ends: a file synced while it runs is linked
+// at the session's latest part, without its call (see the archive
+// package).
+//
 // Memory. The state kept across lines does not grow with the stream: a
 // text or thinking block written from a snapshot is counted, not kept (a
 // message id that keeps coming back does not accumulate them), and only
