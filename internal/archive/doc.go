@@ -451,7 +451,8 @@
 // "running" (nothing may be running) but its latest part's agent status,
 // which spec §7 judges from the log alone: error after a provider error
 // that follows the last answered prompt, incomplete on an unanswered
-// prompt or a dangling call, else ok. Each part's step result states it
+// prompt, a dangling call, a response the provider says was aborted or a
+// model message of thinking alone, else ok. Each part's step result states it
 // for the log up to the part's end; the views (views.RunNode.Open), the
 // index and the exports show it, marked open. A run ended later (its file
 // deleted, idle, a killed import's end settled) ends with that status:
