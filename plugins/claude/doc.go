@@ -77,7 +77,12 @@
 // the category and explanation its stop_details give); an SSE "error" event (overloaded_error,
 // api_error, ...) and an error object are terminal errors. A session log
 // has no result record by design: it is reported NoTerminal and the host
-// settles it by the session rule of spec §6.7, as for every plugin.
+// settles it by the session rule of spec §6.7, as for every plugin; the
+// CLI's marker of an interruption in the session's own records ("[Request
+// interrupted by user]", "... for tool use]": the user stopped the turn)
+// is reported as a status incomplete below the terminal level, so a log
+// whose last answer it follows is incomplete (as Codex's turn_aborted and
+// Pi's aborted response are), and a later answer makes it ok again.
 //
 // Messages. The lines of one message (one per content block, sharing
 // message.id) may have other lines between them: a hook's progress, the
