@@ -45,9 +45,14 @@ const (
 	// without a bump of their own: a sub-agents' directory named by the
 	// id a session file states (Store.SubAgentsKey) and the session's
 	// records naming the call that started a sub-agent
-	// (Store.SubAgentCalls; its AgentIn and Prefix, for a record that
-	// names the sub-agent beside its call: Claude Code's).
-	Minor = 9
+	// (Store.SubAgentCalls).
+	// Minor 10: the facts line of a new run's first part names the run
+	// that holds the file's first lines already (SourceFacts.Copied: a
+	// fork that copied its parent's journal with no mark). Also of 1.10,
+	// added after it without a bump of their own: a record that names
+	// the sub-agent beside its one call, the file's name by a part of it
+	// (RecordCalls.AgentIn and Prefix: Claude Code's).
+	Minor = 10
 )
 
 // HostModule is the import module of the host functions. It carries the

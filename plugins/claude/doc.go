@@ -116,8 +116,16 @@
 // that each call is priced at its model's rates; the step's total is
 // the same. The step's
 // usage is the sum of the result lines' usage (each result covers its own
-// cycle); messages closed after the last result (a cut stream, a session
-// log, an API response) are added at the end. Sub-agent messages are not
+// cycle) and of what the cycle's messages' iterations state beyond their
+// top-level figures (their other calls, the advisor's): a result's usage
+// is the main loop's, the sum of the messages' top-level figures (the
+// Agent SDK: "main-loop-only and per-turn"), so the calls iterations list
+// beyond the top level would otherwise be lost; messages closed after the
+// last result (a cut stream, a session log, an API response) are added
+// at the end. A result without messages (--output-format json without
+// --verbose) adds what its modelUsage (cumulative over the process,
+// every call, sub-agents' and side calls' included, for which there are
+// no runs then) counts beyond its usage. Sub-agent messages are not
 // added to the step total: Claude's result.usage does not include them
 // either; they carry their usage on their own messages. total_cost_usd is
 // cumulative over the process, so it is reported in "set" mode; a
@@ -351,8 +359,9 @@
 // for foreground and background agents alike: SubAgentCalls with
 // AgentIn "/toolUseResult" and Prefix "agent-"). A foreground agent's
 // result is written when it ends: a file synced while it runs is linked
-// at the session's latest part, without its call (see the archive
-// package).
+// at the session's latest part, without its call, and archived again at
+// its call by the sync that finds the result (the archive package's
+// loose links).
 //
 // Memory. The state kept across lines does not grow with the stream: a
 // text or thinking block written from a snapshot is counted, not kept (a

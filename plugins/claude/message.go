@@ -22,6 +22,11 @@ type message struct {
 	next    int   // number of the next slot (slots may hold fewer)
 	base    int   // first slot of the current key (continuations restart at 0)
 	counted usage // the usage already added to the step (see close)
+	// top is the usage the message states at the top level (its
+	// request's last call, when usage.iterations lists several);
+	// beyondCounted what the message's usage exceeds it by, as added to
+	// the step's cycle (normalizer.beyond) so far.
+	top, beyondCounted usage
 	// last is the number of the latest line about the message (see
 	// closeIdle).
 	last int
@@ -220,6 +225,7 @@ func (u *usage) merge(v abi.Value) {
 func (m *message) mergeUsage(v abi.Value) {
 	u := &m.usage
 	u.merge(v)
+	m.top.merge(v)
 	its := v.Get("iterations")
 	if its.Kind() != abi.KindArray || its.Len() < 2 {
 		return
@@ -287,6 +293,9 @@ func (n *normalizer) writeForeign(m *message, out *sdk.Out) {
 		out.Close(key, sdk.MessageEnd{Usage: f.u.sdk()})
 		if m.scope == "" {
 			n.pending.add(f.u)
+			// Not in a result's usage either (the message's top-level
+			// figures are its own model's).
+			n.beyond.add(f.u.positive())
 		}
 	}
 	m.foreign = nil
@@ -312,6 +321,19 @@ func (u usage) sdk() sdk.Usage {
 // figures lists u's counters, for minus and add.
 func (u *usage) figures() [6]*sdk.Int {
 	return [6]*sdk.Int{&u.in, &u.cacheWrite, &u.cacheRead, &u.out, &u.reasoning, &u.cacheWrite1h}
+}
+
+// positive is u with only its figures above zero: what it adds to a
+// usage that states none of the others.
+func (u usage) positive() usage {
+	p := usage{tier: u.tier}
+	pf := p.figures()
+	for i, f := range u.figures() {
+		if x, ok := f.Value(); ok && x > 0 {
+			*pf[i] = *f
+		}
+	}
+	return p
 }
 
 // minus returns what u states beyond o, figure by figure: a figure u
@@ -511,6 +533,11 @@ func (n *normalizer) close(m *message, out *sdk.Out) {
 		// a continuation adds to the step what its later figures add to
 		// the ones counted when the message was first written.
 		n.pending.add(m.usage.minus(m.counted))
+		// What its iterations state beyond its top-level figures,
+		// which a result's usage leaves out.
+		b := m.usage.minus(m.top)
+		n.beyond.add(b.minus(m.beyondCounted).positive())
+		m.beyondCounted = b
 	}
 	m.counted = m.usage
 	out.Close(sdk.S(m.key), e)
