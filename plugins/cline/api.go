@@ -32,6 +32,7 @@ func (n *normalizer) apiHistory(msgs abi.Value, out *sdk.Out) {
 			copied++
 			continue
 		}
+		n.compaction(m, out)
 		key := "m" + strconv.Itoa(i)
 		if v := n.versions[i]; v > 0 {
 			key += "." + strconv.Itoa(v)
@@ -92,6 +93,10 @@ func (n *normalizer) assistant(m abi.Value, idx int, key sdk.Str, out *sdk.Out) 
 	n.pending = n.pending[:0]
 	ts := msTime(m.Get("ts"))
 	model := sdk.StringOf(m.Get("modelInfo").Get("modelId"))
+	if !model.IsSet() || model.IsEmpty() {
+		// The Cline SDK's sessions: modelInfo {id, provider}.
+		model = sdk.StringOf(m.Get("modelInfo").Get("id"))
+	}
 	out.Open(key, sdk.Message{Model: model, Time: ts})
 	type call struct {
 		id, name string
@@ -146,7 +151,7 @@ func (n *normalizer) assistant(m abi.Value, idx int, key sdk.Str, out *sdk.Out) 
 			out.Warn("api_conversation_history: message " + strconv.Itoa(idx) + ": a content block of type " + sdk.TypeName(p.Get("type")) + " is not mapped")
 		}
 	}
-	out.Close(key, sdk.MessageEnd{})
+	out.Close(key, sdk.MessageEnd{Usage: n.metrics(m, idx, out)})
 	if model.IsSet() && !model.IsEmpty() {
 		if mm := model.String(); mm != n.model {
 			n.model = mm
@@ -161,6 +166,94 @@ func (n *normalizer) assistant(m abi.Value, idx int, key sdk.Str, out *sdk.Out) 
 		}
 		out.ToolCall(tc)
 	}
+}
+
+// metrics reports, once per message, the usage and cost of the model
+// request that wrote assistant message m of a sessions folder's
+// document, as the Cline SDK states them in its metrics
+// (sdk/packages/agents/src/agent-runtime.ts: usageDelta, the run's usage
+// after the request less before it, so one request's; inputTokens the
+// whole prompt, the cache read and written included, as in its usage
+// events: sdkUsage), and returns the usage for the message. A task
+// folder's conversation is not read so: the UI's requests state its
+// figures (older Cline's metrics have another shape), and a sessions
+// folder has no UI messages, so nothing else counts these requests.
+func (n *normalizer) metrics(m abi.Value, idx int, out *sdk.Out) sdk.Usage {
+	mt := m.Get("metrics")
+	if !n.sessionDoc || n.sawUI || mt.Kind() != abi.KindObject {
+		return sdk.Usage{}
+	}
+	// A message rewritten in place (Cline rewrites the document whole)
+	// is the same request: told by its id, else its ts, else its index.
+	key := m.Get("id").String()
+	if key == "" {
+		if ts, ok := m.Get("ts").Int(); ok && ts > 0 {
+			key = "@" + strconv.FormatInt(ts, 10)
+		} else {
+			key = "#" + strconv.Itoa(idx)
+		}
+	}
+	if n.metered[key] {
+		return sdk.Usage{}
+	}
+	u := sdkUsage(mt.Get("inputTokens"), mt.Get("outputTokens"), mt.Get("cacheReadTokens"), mt.Get("cacheWriteTokens"))
+	c, costOK := mt.Get("cost").Float()
+	if u == (sdk.Usage{}) && !costOK {
+		return sdk.Usage{}
+	}
+	if n.metered == nil {
+		n.metered = map[string]bool{}
+	}
+	n.metered[strings.Clone(key)] = true
+	if u != (sdk.Usage{}) {
+		out.Usage(u, sdk.ModeAdd)
+	}
+	if costOK {
+		out.Cost(c, sdk.ModeAdd)
+	}
+	f := figuresOfMetrics(mt)
+	n.meteredSum = figures{n.meteredSum.in + f.in, n.meteredSum.out + f.out, n.meteredSum.cw + f.cw, n.meteredSum.cr + f.cr, n.meteredSum.cost + f.cost}
+	return u
+}
+
+// figuresOfMetrics are the figures of the SDK's metrics (or a
+// compaction's usageBefore), in the SDK's terms: in is the whole prompt.
+func figuresOfMetrics(mt abi.Value) figures {
+	return figuresNamed(mt, "inputTokens", "outputTokens", "cacheWriteTokens", "cacheReadTokens")
+}
+
+// compaction counts what a sessions folder's compaction states that was
+// never counted. The SDK's compaction (basic-compaction.ts, cline/cline
+// 21cb8d2) strips every message's metrics and keeps their sum, added to
+// the earlier compactions', in the first message's metadata {kind
+// "compaction", usageBefore}: the usage of every request made before it.
+// What twasm counted (n.meteredSum: metrics read before, earlier
+// compactions' remainders) is among those requests; the rest (requests
+// whose messages were compacted before a sync read them) is counted here,
+// as one request's usage.
+func (n *normalizer) compaction(m abi.Value, out *sdk.Out) {
+	md := m.Get("metadata")
+	ub := md.Get("usageBefore")
+	if !n.sessionDoc || n.sawUI || !md.Get("kind").Is("compaction") || ub.Kind() != abi.KindObject {
+		return
+	}
+	f := figuresOfMetrics(ub)
+	s := n.meteredSum
+	f = figures{max(f.in-s.in, 0), max(f.out-s.out, 0), max(f.cw-s.cw, 0), max(f.cr-s.cr, 0), f.cost - s.cost}
+	if f.cost < 1e-12 {
+		f.cost = 0
+	}
+	if f == (figures{}) {
+		return
+	}
+	n.meteredSum = figures{s.in + f.in, s.out + f.out, s.cw + f.cw, s.cr + f.cr, s.cost + f.cost}
+	if f.in != 0 || f.out != 0 || f.cw != 0 || f.cr != 0 {
+		out.Usage(sdk.Usage{Input: sdk.N(f.in), Output: sdk.N(f.out), CacheRead: sdk.N(f.cr), CacheWrite: sdk.N(f.cw)}, sdk.ModeAdd)
+	}
+	if f.cost != 0 {
+		out.Cost(f.cost, sdk.ModeAdd)
+	}
+	out.Warn("a compaction dropped the metrics of requests not read before: what its usageBefore states for them is counted, as one request's")
 }
 
 // assistantText writes a text of the model's: as it is, or, where it

@@ -132,6 +132,18 @@ type normalizer struct {
 	// their ts, else (none stated) by their index (apiRequest).
 	counted   map[int]bool
 	countedTs map[int64]bool
+	// sums are the figures of the UI's usage messages read, by ts, as
+	// a later deleted_api_reqs sums them (deletedRequests).
+	sums map[int64]figures
+	// metered are the sessions folder's messages whose metrics were
+	// counted, by id (else ts, else index).
+	metered map[string]bool
+	// meteredSum is what the sessions folder's metrics and compactions
+	// counted (compaction).
+	meteredSum figures
+	// sessionDoc: the conversation is a sessions folder's document
+	// ({messages: [...]}); sawUI: the task has UI messages.
+	sessionDoc, sawUI bool
 	// pending are the calls of the last assistant message not yet
 	// answered, in order.
 	pending []pendingCall
@@ -234,6 +246,7 @@ func (n *normalizer) Line(l *sdk.Line, out *sdk.Out) error {
 			n.started = forkStart(id)
 		}
 		n.sawTask = true
+		n.sessionDoc = v.Kind() == abi.KindObject
 		n.apiHistory(msgs, out)
 	case kindUI:
 		if v.Kind() != abi.KindArray {
@@ -241,6 +254,7 @@ func (n *normalizer) Line(l *sdk.Line, out *sdk.Out) error {
 			return nil
 		}
 		n.sawTask = true
+		n.sawUI = true
 		n.uiMessages(v, out)
 	case kindMetadata:
 		// files_in_context, model_usage, environment_history; Roo's

@@ -108,7 +108,10 @@ func clineFacts(raw []byte) facts {
 	}
 	// A request's cost is its element's last version (the element keeps
 	// its ts); one a checkpoint restore cut from the document was made,
-	// and counts.
+	// and counts. Cline's deleted_api_reqs sums the requests a restore
+	// cut away: counted as Cline's getApiMetrics does (the golden
+	// holding one has one version of the UI; TestDeletedRequests checks
+	// the sum against the requests read before).
 	costs := map[string]float64{}
 	for _, version := range ui {
 		for i, m := range version {
@@ -116,7 +119,7 @@ func clineFacts(raw []byte) facts {
 				Ts        int64
 				Say, Text string
 			}
-			if json.Unmarshal(m, &e) != nil || e.Say != "api_req_started" && e.Say != "api_req_finished" {
+			if json.Unmarshal(m, &e) != nil || e.Say != "api_req_started" && e.Say != "api_req_finished" && e.Say != "deleted_api_reqs" {
 				continue
 			}
 			var r struct{ Cost *float64 }

@@ -80,12 +80,31 @@
 //     already been used in this message..." (or "... was interrupted and
 //     not executed due to user rejecting a previous tool"), the result of
 //     the oldest call of that name still waiting, an error (the tool did
-//     not run), never the user's prompt. The metrics are not read: their "cached" is the cache
-//     writes in one sample and not said anywhere, while the UI's figures
-//     are named.
+//     not run), never the user's prompt. A task folder's metrics are not
+//     read: the UI's requests state its figures (older Cline's metrics,
+//     {tokens: {prompt, completion, cached}, cost}: their "cached" is the
+//     cache writes in one sample and not said anywhere, while the UI's
+//     figures are named).
 //     A sessions folder's session is a session of the Cline SDK, its
-//     id Date.now() in milliseconds, "_" and a random suffix
-//     (createSessionId; the CLI's own ids end "_cli"). The CLI's /fork
+//     assistant messages naming the model as modelInfo {id, provider} and
+//     stating metrics {inputTokens, outputTokens, cacheReadTokens,
+//     cacheWriteTokens, cost}: the usage of the one request that wrote the
+//     message (usageDelta, sdk/packages/agents/src/agent-runtime.ts at
+//     cline/cline 21cb8d2: the run's usage after the request less
+//     before), inputTokens the whole prompt, the cache read and written
+//     included (as in the SDK's usage events), cost the SDK's. Each
+//     message's metrics count once (the message told by its id, else its
+//     ts, else its index), the step's usage and cost their sum; no UI
+//     messages state those requests there (a stream that also holds UI
+//     messages does not read the metrics). The SDK's compaction (basic-compaction.ts) strips every
+//     message's metrics and keeps their sum, added to the earlier
+//     compactions', in the first message's metadata {kind "compaction",
+//     usageBefore}: what it states beyond what was counted before (the
+//     requests compacted before a sync read them) counts, as one
+//     request's, with a warning.
+//     A sessions folder's session id is Date.now() in milliseconds, "_"
+//     and a random suffix (createSessionId; the CLI's own ids end
+//     "_cli"). The CLI's /fork
 //     (forkCurrentSession, apps/cli at cline/cline 21cb8d2) starts a new
 //     session with the forked session's messages as they were, each with
 //     its ts, and names the forked session only in its manifest
@@ -204,8 +223,10 @@
 // answers the last command, denied. api_req_started comes only with
 // --verbose and as it was when the request started: figures it holds are
 // counted as the UI's are, and a stream without them has no usage (never
-// 0). Errors (say error, ask api_req_failed, whose text is {"message"})
-// are provider errors, retries warnings.
+// 0); a deleted_api_reqs counts what it sums beyond the requests the
+// stream counted (Decisions, Rewritten documents). Errors (say error, ask
+// api_req_failed, whose text is {"message"}) are provider errors, retries
+// warnings.
 //
 // # Format "agent-events"
 //
@@ -322,9 +343,24 @@
 // none): a checkpoint restore, or a message deleted or edited, cuts the
 // UI's messages back (Roo Code's MessageManager.performRewind), and the
 // task's next request comes at an index a request cut away had; both
-// were made, and both count. (Cline's older say deleted_api_reqs, the
-// sum of the requests a restore cut away, repeats figures already
-// counted: it is not counted in a task's messages.)
+// were made, and both count. Older Cline, after a checkpoint restore
+// of the task (TaskCheckpointManager.handleSuccessfulRestore, cline/cline
+// 864419d8b0), cuts the UI's messages back to the one restored to and
+// says deleted_api_reqs, {tokensIn, tokensOut, cacheWrites, cacheReads,
+// cost}: the sum (getApiMetrics) of the usage messages cut away, all
+// dated between the one restored to (the element before it) and it:
+// api_req_started, subagent_usage (a use_subagents call's sub-agents,
+// not counted) and an earlier deleted_api_reqs. What it sums that twasm
+// read before (a request's figures as counted, a subagent_usage's, an
+// earlier sum's remainder) is taken off, and the rest, the requests cut
+// away before a sync read them, counts once, as one request's, with a
+// warning: a task read before and after the restore, or only after it,
+// counts every request once. A subagent_usage cut away unread is in that
+// rest (the sum does not part it). In the CLI's --json stream, which does
+// not say which message the restore went back to, every request whose
+// figures the stream printed before it is taken off: nothing counts
+// twice, and a restore that kept requests the stream printed figures for
+// while it cut requests it printed none for counts less than was made.
 //
 // Order. The UI's messages come first in the stream, so what they say
 // happened after the conversation's last message is reported after the

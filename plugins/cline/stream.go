@@ -174,8 +174,18 @@ func (n *normalizer) streamMessage(m abi.Value, out *sdk.Out) {
 		out.Warn("Cline denied a command: " + clip(text.String()))
 	case "use_mcp_server", "ask:use_mcp_server":
 		n.streamMCP(key, text, ts, out)
-	case "api_req_started", "api_req_finished", "deleted_api_reqs":
+	case "api_req_started", "api_req_finished":
 		if n.apiRequest(m, -n.streamMsgs, "an API request", out) == 0 {
+			out.Ignored(sdk.S(kind))
+		}
+	case "subagent_usage":
+		n.subagentUsage(m)
+		out.Ignored(sdk.S(kind))
+	case "deleted_api_reqs":
+		// The stream does not say which message the restore went back
+		// to: every request whose figures it printed before is taken as
+		// one of those cut away (deletedRequests).
+		if n.deletedRequests(m, abi.Value{}, out) == 0 {
 			out.Ignored(sdk.S(kind))
 		}
 	case "error", "ask:api_req_failed", "ask:mistake_limit_reached":
@@ -187,7 +197,7 @@ func (n *normalizer) streamMessage(m abi.Value, out *sdk.Out) {
 		out.Warn("Cline: " + kind + ": " + clip(text.String()))
 	case "checkpoint_created", "task_progress", "api_req_retried", "info", "hook_status", "hook_output_stream",
 		"shell_integration_warning", "shell_integration_warning_with_suggestion", "conditional_rules_applied",
-		"subagent_usage", "load_mcp_documentation", "generate_explanation", "mcp_server_request_started",
+		"load_mcp_documentation", "generate_explanation", "mcp_server_request_started",
 		"mcp_server_response", "mcp_notification", "browser_action_result", "subagent",
 		"ask:resume_task", "ask:resume_completed_task", "ask:completion_result", "ask:condense", "ask:summarize_task",
 		"ask:report_bug", "ask:new_task":

@@ -56,6 +56,14 @@ func (n *normalizer) uiMessages(msgs abi.Value, out *sdk.Out) {
 			// Older versions wrote a request's figures in a separate
 			// api_req_finished after it.
 			records += n.apiRequest(m, i, "API request "+strconv.Itoa(i)+" of ui_messages", out)
+		case m.Get("say").Is("deleted_api_reqs"):
+			prev := abi.Value{}
+			if i > 0 {
+				prev = msgs.Index(i - 1)
+			}
+			records += n.deletedRequests(m, prev, out)
+		case m.Get("say").Is("subagent_usage"):
+			n.subagentUsage(m)
 		case m.Get("say").Is("error"), m.Get("ask").Is("api_req_failed"), m.Get("ask").Is("mistake_limit_reached"):
 			code := strings.Clone(sdk.Name(m.Get("say")) + sdk.Name(m.Get("ask"))) // kept: not a view of the line
 			msg := m.Get("text").String()
@@ -134,6 +142,7 @@ func (n *normalizer) apiRequest(m abi.Value, idx int, what string, out *sdk.Out)
 			n.countedTs = map[int64]bool{}
 		}
 		n.countedTs[ts] = true
+		n.summed(ts, figuresOf(info))
 	} else {
 		n.counted[idx] = true
 	}
@@ -187,6 +196,109 @@ func (n *normalizer) apiRequest(m abi.Value, idx int, what string, out *sdk.Out)
 		records++
 	}
 	return records
+}
+
+// figures are the figures of a UI usage message (api_req_started,
+// subagent_usage, deleted_api_reqs), as Cline's getApiMetrics sums
+// them: a figure not stated is 0.
+type figures struct {
+	in, out, cw, cr int64
+	cost            float64
+}
+
+func figuresOf(info abi.Value) figures {
+	return figuresNamed(info, "tokensIn", "tokensOut", "cacheWrites", "cacheReads")
+}
+
+// figuresNamed are the figures of v whose members in, out, cw and cr
+// name the tokens (cost its cost); a figure not stated is 0.
+func figuresNamed(v abi.Value, in, out, cw, cr string) figures {
+	var f figures
+	f.in, _ = v.Get(in).Int()
+	f.out, _ = v.Get(out).Int()
+	f.cw, _ = v.Get(cw).Int()
+	f.cr, _ = v.Get(cr).Int()
+	f.cost, _ = v.Get("cost").Float()
+	return f
+}
+
+// summed keeps the figures of the UI message at ts that a later
+// deleted_api_reqs would sum, as twasm accounted for them.
+func (n *normalizer) summed(ts int64, f figures) {
+	if n.sums == nil {
+		n.sums = map[int64]figures{}
+	}
+	n.sums[ts] = f
+}
+
+// subagentUsage keeps the figures of a say subagent_usage (the usage of
+// the sub-agents a use_subagents call ran), which are not counted, so
+// that a later deleted_api_reqs, which sums them, does not count them
+// either.
+func (n *normalizer) subagentUsage(m abi.Value) {
+	if ts, ok := m.Get("ts").Int(); ok && ts > 0 {
+		if doc, ok := sdk.Parse([]byte(m.Get("text").String())); ok {
+			n.summed(ts, figuresOf(doc.Root()))
+		}
+	}
+}
+
+// deletedRequests counts, once, what Cline's say deleted_api_reqs states
+// that twasm never counted. Older Cline writes it after a checkpoint
+// restore of the task (TaskCheckpointManager.handleSuccessfulRestore):
+// the UI's messages are cut back to the one restored to (prev, the
+// element before it), and its text sums with getApiMetrics the usage
+// messages cut away (api_req_started, subagent_usage, an earlier
+// deleted_api_reqs), all dated between prev and it. Those twasm read
+// before the restore are in n.sums (a request's figures as counted, an
+// earlier deleted_api_reqs' remainder as counted, a subagent_usage's as
+// not counted): what is left are the requests twasm never saw, counted
+// here as one request's usage.
+func (n *normalizer) deletedRequests(m, prev abi.Value, out *sdk.Out) int {
+	ts, ok := m.Get("ts").Int()
+	if !ok || ts <= 0 {
+		out.Warn("a deleted_api_reqs without ts: the requests a checkpoint restore cut away are not counted")
+		return 1
+	}
+	if n.countedTs[ts] {
+		return 0
+	}
+	doc, ok := sdk.Parse([]byte(m.Get("text").String()))
+	if !ok {
+		return 0
+	}
+	if n.countedTs == nil {
+		n.countedTs = map[int64]bool{}
+	}
+	n.countedTs[ts] = true
+	from, _ := prev.Get("ts").Int() // 0: everything before it
+	f := figuresOf(doc.Root())
+	seen := 0
+	for t, s := range n.sums {
+		if t > from && t < ts {
+			f.in, f.out, f.cw, f.cr, f.cost = f.in-s.in, f.out-s.out, f.cw-s.cw, f.cr-s.cr, f.cost-s.cost
+			seen++
+		}
+	}
+	f.in, f.out, f.cw, f.cr = max(f.in, 0), max(f.out, 0), max(f.cw, 0), max(f.cr, 0)
+	if f.cost < 1e-12 {
+		f.cost = 0
+	}
+	n.summed(ts, f)
+	if f == (figures{}) {
+		out.Ignored(sdk.S("deleted_api_reqs (counted)"))
+		return 1
+	}
+	if f.in != 0 || f.out != 0 || f.cw != 0 || f.cr != 0 {
+		out.Usage(sdk.Usage{Input: sdk.N(f.in + f.cw + f.cr), CacheRead: sdk.N(f.cr), CacheWrite: sdk.N(f.cw), Output: sdk.N(f.out)}, sdk.ModeAdd)
+		n.sawUsage = true
+	}
+	if f.cost != 0 {
+		out.Cost(f.cost, sdk.ModeAdd)
+	}
+	out.Warn("deleted_api_reqs: a checkpoint restore cut away API requests not read before; what its sum states for them is counted, as one request's (" +
+		strconv.Itoa(seen) + " usage message(s) it sums were read before)")
+	return 1
 }
 
 // requestRunning says whether API request m (say api_req_started) is

@@ -24,8 +24,11 @@ import (
 // tokensIn is the input neither read from nor written to the cache (Cline
 // keeps the three apart), except when Roo Code states apiProtocol
 // "openai" (then it is the whole prompt). The task's figures are the
-// requests' sum; the API history's and a session file's metrics are not
-// figures the plugin reads. The Cline CLI's --json output of the SDK's
+// requests' sum, with, in one version, the sums of the requests a
+// checkpoint restore cut away (deleted_api_reqs), as Cline's getApiMetrics
+// adds them; the API history's metrics are not figures the plugin reads,
+// a sessions folder's (the Cline SDK's) are its requests'
+// (rawSessionUsage). The Cline CLI's --json output of the SDK's
 // agent events states the session's usage in run_result (rawAgentEventsUsage);
 // Roo Code's CLI stream-json states only the last request's, which is not
 // the task's: no usage.
@@ -97,9 +100,67 @@ func rawAgentEventsUsage(raw []byte) (plugintest.RawUsage, bool) {
 	return plugintest.RawUsage{Stated: true, Want: plugintest.Figures(uncached, got.Read, got.Write, got.Out, nil)}, true
 }
 
+// rawSessionUsage reads a sessions folder's document (the Cline SDK's
+// <id>.messages.json): the session's usage is the sum of its own
+// messages' metrics (each a request's), each message's last version (by
+// its id), the messages a /fork copied left out (ownMessages).
+func rawSessionUsage(raw []byte) (plugintest.RawUsage, bool) {
+	metrics := map[string]sdkUsage{}
+	var order []string
+	session := false
+	for _, l := range plugintest.Lines(raw) {
+		var doc struct {
+			SessionID string            `json:"sessionId"`
+			Messages  []json.RawMessage `json:"messages"`
+		}
+		if json.Unmarshal(l, &doc) != nil || doc.Messages == nil {
+			continue
+		}
+		session = true
+		for i, m := range ownMessages(doc.SessionID, doc.Messages) {
+			var msg struct {
+				ID      string    `json:"id"`
+				Metrics *sdkUsage `json:"metrics"`
+			}
+			if json.Unmarshal(m, &msg) != nil || msg.Metrics == nil {
+				continue
+			}
+			key := msg.ID
+			if key == "" {
+				key = "#" + strconv.Itoa(i)
+			}
+			if _, ok := metrics[key]; !ok {
+				order = append(order, key)
+			}
+			metrics[key] = *msg.Metrics
+		}
+	}
+	if !session {
+		return plugintest.RawUsage{}, false
+	}
+	var sum transcript.Usage
+	for _, key := range order {
+		u := metrics[key]
+		f := plugintest.Figures(plugintest.N(plugintest.Val(u.In)-plugintest.Val(u.Read)-plugintest.Val(u.Write)), u.Read, u.Write, u.Out, nil)
+		sum.Add(&f)
+	}
+	return plugintest.RawUsage{Stated: len(order) > 0, Want: sum}, true
+}
+
 func rawClineUsage(t *testing.T, _ string, raw []byte) plugintest.RawUsage {
 	if u, ok := rawAgentEventsUsage(raw); ok {
 		return u
+	}
+	if u, ok := rawSessionUsage(raw); ok {
+		return u
+	}
+	if bytes.Contains(raw, []byte(`"say":"deleted_api_reqs"`)) && (!json.Valid(raw) && bytes.Count(raw, []byte(`"path":"ui_messages.json"`)) != 1) {
+		// A checkpoint restore's sum of the requests it cut away, over
+		// several versions of the UI or in the CLI's stream: which of
+		// them were read before is TestDeletedRequests' (and the
+		// golden cli_json_restored's). In one version, Cline's own
+		// total (getApiMetrics) is below: its requests and the sums.
+		return plugintest.RawUsage{Skip: "deleted_api_reqs across versions: TestDeletedRequests"}
 	}
 	requests := map[string]clineRequest{}
 	var order []string
@@ -115,7 +176,7 @@ func rawClineUsage(t *testing.T, _ string, raw []byte) plugintest.RawUsage {
 			return
 		}
 		for i, m := range msgs {
-			if m.Type != "say" || m.Say != "api_req_started" && m.Say != "api_req_finished" {
+			if m.Type != "say" || m.Say != "api_req_started" && m.Say != "api_req_finished" && m.Say != "deleted_api_reqs" {
 				continue
 			}
 			var r clineRequest

@@ -339,3 +339,89 @@ func TestSyncRooRewoundUIOnly(t *testing.T) {
 		}
 	}
 }
+
+// TestSyncClineCheckpointRestored: a Cline task restored to a checkpoint
+// (golden task_checkpoint_restored: older Cline cuts the UI's messages
+// back and says deleted_api_reqs, the sum of the requests it cut away).
+// Synced first after the restore, the requests cut away are gone from
+// the task's files and count from the sum; synced before and after, they
+// counted from the files and the sum adds nothing: either way `usage`
+// counts every request once, 17,962 input and 560 output tokens. Before,
+// the first read lost the two requests cut away (8,942 and 210).
+func TestSyncClineCheckpointRestored(t *testing.T) {
+	t.Parallel()
+	lines := strings.Split(string(clitest.ReadFile(t, clitest.Golden("cline", "task_checkpoint_restored.jsonl"))), "\n")
+	var ui, api []json.RawMessage
+	if json.Unmarshal([]byte(lines[2]), &ui) != nil || json.Unmarshal([]byte(lines[4]), &api) != nil || len(ui) != 12 || len(api) != 4 {
+		t.Fatalf("task_checkpoint_restored.jsonl: %d UI messages, %d messages", len(ui), len(api))
+	}
+	// The task before the restore: after the checkpoint, the two
+	// requests the restore's sum holds (20 in, 350 out, 600 cache
+	// writes, 8,400 reads) and their answers.
+	uiBefore := append(append([]json.RawMessage{}, ui[:5]...),
+		json.RawMessage(`{"ts":1772445602100,"type":"say","say":"api_req_started","text":"{\"tokensIn\":8,\"tokensOut\":200,\"cacheWrites\":300,\"cacheReads\":4200,\"cost\":0.0065}"}`),
+		json.RawMessage(`{"ts":1772445603000,"type":"say","say":"text","text":"Now the help text."}`),
+		json.RawMessage(`{"ts":1772445603100,"type":"say","say":"api_req_started","text":"{\"tokensIn\":12,\"tokensOut\":150,\"cacheWrites\":300,\"cacheReads\":4200,\"cost\":0.0058}"}`),
+		json.RawMessage(`{"ts":1772445604000,"type":"say","say":"text","text":"Done: --verbose logs more."}`))
+	apiBefore := append(append([]json.RawMessage{}, api[:2]...),
+		json.RawMessage(`{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_01","content":"The content was successfully saved to main.go."}],"ts":1772445602050}`),
+		json.RawMessage(`{"role":"assistant","content":[{"type":"text","text":"Now the help text."}],"ts":1772445603000}`),
+		json.RawMessage(`{"role":"user","content":[{"type":"text","text":"Go on."}],"ts":1772445603050}`),
+		json.RawMessage(`{"role":"assistant","content":[{"type":"text","text":"Done: --verbose logs more."}],"ts":1772445604000}`))
+	marshal := func(v []json.RawMessage) []byte {
+		b, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	type version struct{ ui, api []byte }
+	before, after := version{marshal(uiBefore), marshal(apiBefore)}, version{[]byte(lines[2]), []byte(lines[4])}
+	for _, tt := range []struct {
+		name     string
+		versions []version
+	}{
+		{"first sync after the restore", []version{after}},
+		{"synced before and after", []version{before, after}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			h := clitest.NewHome(t)
+			task := filepath.Join(".cline", "data", "tasks", "1772445600000")
+			dir := filepath.Join(h.Dir, task)
+			run := ""
+			for i, v := range tt.versions {
+				age := time.Duration(len(tt.versions)-i) * time.Hour
+				h.Put(filepath.Join(task, "ui_messages.json"), v.ui, age)
+				h.Put(filepath.Join(task, "api_conversation_history.json"), v.api, age)
+				if run == "" {
+					run = syncWant(t, h, dir, "first sync", map[string]int{"new": 1})["new"][0]
+				} else {
+					syncGrown(t, h, dir, "sync after the restore", run)
+				}
+			}
+			if u := usageTotal(t, h); u.Input != 17962 || u.Output != 560 {
+				t.Errorf("usage --json: %d input, %d output tokens; want 17962, 560", u.Input, u.Output)
+			}
+		})
+	}
+}
+
+// TestSyncClineSessionMetrics: a Cline SDK session (golden session_fork's
+// own messages) synced: `usage` counts its requests' metrics once, 74,850
+// input and 283 output tokens, and a second sync adds nothing. Before,
+// the session had no usage.
+func TestSyncClineSessionMetrics(t *testing.T) {
+	t.Parallel()
+	h := clitest.NewHome(t)
+	lines := strings.Split(string(clitest.ReadFile(t, clitest.Golden("cline", "session_fork.jsonl"))), "\n")
+	const id = "1784094124598_rruoq"
+	session := filepath.Join(".cline", "data", "sessions", id)
+	h.Put(filepath.Join(session, id+".messages.json"), []byte(lines[2]), time.Hour)
+	dir := filepath.Join(h.Dir, session)
+	syncWant(t, h, dir, "first sync", map[string]int{"new": 1})
+	syncWant(t, h, dir, "second sync", nothing)
+	if u := usageTotal(t, h); u.Input != 74850 || u.Output != 283 {
+		t.Errorf("usage --json: %d input, %d output tokens; want 74850, 283", u.Input, u.Output)
+	}
+}

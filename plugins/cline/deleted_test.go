@@ -1,0 +1,93 @@
+//go:build !wasip1
+
+package cline_test
+
+import (
+	"math"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/twasm/twasm/internal/testing/plugintest"
+	"github.com/twasm/twasm/plugins/cline"
+)
+
+// clineSay is a UI message (ClineMessage) say kind at ts with text.
+func clineSay(ts, kind, text string) string {
+	return `{"ts":` + ts + `,"type":"say","say":"` + kind + `","text":"` + text + `"}`
+}
+
+// clineInfo is a ClineApiReqInfo's text as a JSON string's content.
+func clineInfo(in, out, cw, cr int, cost string) string {
+	return `{\"tokensIn\":` + strconv.Itoa(in) + `,\"tokensOut\":` + strconv.Itoa(out) + `,\"cacheWrites\":` + strconv.Itoa(cw) + `,\"cacheReads\":` + strconv.Itoa(cr) + `,\"cost\":` + cost + `}`
+}
+
+// TestDeletedRequests: older Cline, after a checkpoint restore of the
+// task (TaskCheckpointManager.handleSuccessfulRestore, cline/cline
+// 864419d8b0, apps/vscode/src/integrations/checkpoints/index.ts), cuts
+// the UI's messages back to the one restored to and says
+// deleted_api_reqs, the sum (getApiMetrics) of the usage messages cut
+// away: api_req_started, subagent_usage and an earlier deleted_api_reqs.
+// Every request made counts once: a sync that read the requests before
+// the restore counted them, and the sum adds nothing; the first sync
+// after it counts the sum, the requests being gone. The CLI's --json
+// stream counts the sum less the requests whose figures it printed.
+func TestDeletedRequests(t *testing.T) {
+	const file = `{"$twasm":"file","path":"ui_messages.json","size":1,"mtime":"2026-03-01T10:00:10Z","document":true}`
+	doc := func(els ...string) string { return file + "\n[" + strings.Join(els, ",") + "]" }
+	task := clineSay("1772359200050", "task", "Fix the parser")
+	a := clineSay("1772359200100", "api_req_started", clineInfo(100, 10, 0, 0, "0.01"))
+	cp := clineSay("1772359200200", "checkpoint_created", "")
+	b := clineSay("1772359200300", "api_req_started", clineInfo(200, 20, 50, 1000, "0.02"))
+	sub := clineSay("1772359200320", "subagent_usage", `{\"source\":\"subagents\",\"tokensIn\":5000,\"tokensOut\":500,\"cacheWrites\":0,\"cacheReads\":0,\"cost\":0.5}`)
+	said := clineSay("1772359200350", "text", "Done.")
+	del := clineSay("1772359200400", "deleted_api_reqs", clineInfo(200, 20, 50, 1000, "0.02"))
+	delSub := clineSay("1772359200400", "deleted_api_reqs", clineInfo(5200, 520, 50, 1000, "0.52"))
+	c := clineSay("1772359200500", "api_req_started", clineInfo(300, 30, 0, 0, "0.03"))
+	said2 := clineSay("1772359200550", "text", "Done again.")
+	// A second restore, to the same checkpoint, cuts the first sum and
+	// request C: its sum holds B and C.
+	del2 := clineSay("1772359200600", "deleted_api_reqs", clineInfo(500, 50, 50, 1000, "0.05"))
+	d := clineSay("1772359200700", "api_req_started", clineInfo(400, 40, 0, 0, "0.04"))
+
+	before := doc(task, a, cp, b, said)
+	after := doc(task, a, cp, del, c, said2)
+	again := doc(task, a, cp, del2, d)
+	// The CLI's --json output (its earlier envelope): each message once.
+	stream := func(msgs ...string) string {
+		return `{"type":"task_started","taskId":"1772359200000"}` + "\n" + strings.Join(msgs, "\n")
+	}
+	started := func(ts string) string { return clineSay(ts, "api_req_started", `{\"request\":\"x\"}`) }
+	tests := []struct {
+		name   string
+		in     string
+		input  int64 // A 100, B 1250, C 300, D 400 (a stream without figures: none for A)
+		output int64
+		cost   float64
+	}{
+		{"first read after the restore: the requests cut away are the sum's", after, 1650, 60, 0.06},
+		{"read before and after: each request once", before + "\n" + after, 1650, 60, 0.06},
+		{"a restore of a restore, read once", again, 2050, 100, 0.10},
+		{"a restore of a restore, read at every version", before + "\n" + after + "\n" + again, 2050, 100, 0.10},
+		{"a restore of a restore, the middle version missed", before + "\n" + again, 2050, 100, 0.10},
+		{"the sum read again, unchanged", after + "\n" + after, 1650, 60, 0.06},
+		{"a sub-agent's usage read before: not counted, nor in the sum", doc(task, a, cp, b, sub, said) + "\n" + doc(task, a, cp, delSub, c, said2), 1650, 60, 0.06},
+		{"the stream printed the request: once", stream(task, a, cp, b, del, c), 1650, 60, 0.06},
+		{"the stream printed requests without figures: the sum", stream(task, started("1772359200100"), cp, started("1772359200300"), del, c), 1550, 50, 0.05},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r, _, _, in := plugintest.Turns(t, cline.Plugin, "cline", []byte(tt.in+"\n"))
+			out, cost := int64(-1), -1.0
+			if u := r.Step.Usage; u != nil && u.OutputTokens != nil {
+				out = *u.OutputTokens
+			}
+			if r.Step.CostUSD != nil {
+				cost = *r.Step.CostUSD
+			}
+			if in != tt.input || out != tt.output || math.Abs(cost-tt.cost) > 1e-9 {
+				t.Errorf("usage in %d out %d cost %g; want %d, %d, %g", in, out, cost, tt.input, tt.output, tt.cost)
+			}
+		})
+	}
+}
