@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/twasm/twasm/internal/testing/clitest"
+	"github.com/twasm/twasm/lifecycle"
 	"github.com/twasm/twasm/transcript"
 )
 
@@ -309,7 +310,11 @@ var irrlichtAgents = []struct{ capture, id, call, description string }{
 // the three sub-agents' tokens (24 uncached input, 589 output: the
 // captures' raw usage), counted once in usage_in_all (the session's own
 // 12 and 851 with them); a second sync
-// changes nothing. Before, without a toolUseId every sub-agent was
+// changes nothing. Synced while their calls ran (the session's log
+// holds the calls, not yet their results), the files are linked at the
+// latest part without a call, then archived again at their calls by the
+// sync that finds the results, superseding the first runs (archive's
+// loose links), the totals counted once. Before, without a toolUseId every sub-agent was
 // linked at the session's latest part, away from its call (path
 // agent.agent-<agentId>, no call).
 func TestSyncClaudeSubAgentsAtTheirCalls(t *testing.T) {
@@ -322,11 +327,16 @@ func TestSyncClaudeSubAgentsAtTheirCalls(t *testing.T) {
 		// first wave's calls and results), then whole (a second
 		// part), then the sub-agents' files are written.
 		grown bool
+		// running: the sub-agents' files are synced while their calls
+		// ran (the session's first 12 lines: the three calls, no
+		// result yet), then the session whole.
+		running bool
 	}{
 		{name: "no meta"},
 		{name: "meta naming the call", meta: func(call string) string { return `{"agentType":"Explore","toolUseId":"` + call + `"}` }},
 		{name: "meta without the call", meta: func(string) string { return `{"agentType":"Explore"}` }},
 		{name: "written after the session grew", grown: true},
+		{name: "synced while the calls ran", running: true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
@@ -348,7 +358,21 @@ func TestSyncClaudeSubAgentsAtTheirCalls(t *testing.T) {
 					}
 				}
 			}
-			if c.grown {
+			loose := map[string]string{} // path -> the run first linked at the latest part
+			switch {
+			case c.running:
+				lines := bytes.SplitAfter(session, []byte("\n"))
+				h.Put(irrlichtSession+".jsonl", bytes.Join(lines[:12], nil), 2*time.Hour)
+				putAgents()
+				syncNew("sync while the calls ran", 1+len(irrlichtAgents))
+				h.Put(irrlichtSession+".jsonl", session, time.Hour)
+				syncWant(t, h, store, "sync of the session whole", map[string]int{"grown": 1, "new": len(irrlichtAgents)})
+				for p, id := range runs {
+					if strings.Contains(p, "/subagents/") {
+						loose[p], runs[p] = id, "" // the run at the call is found by its link
+					}
+				}
+			case c.grown:
 				lines := bytes.SplitAfter(session, []byte("\n"))
 				h.Put(irrlichtSession+".jsonl", bytes.Join(lines[:16], nil), 2*time.Hour)
 				syncNew("sync of the session's first 16 lines", 1)
@@ -356,7 +380,7 @@ func TestSyncClaudeSubAgentsAtTheirCalls(t *testing.T) {
 				syncWant(t, h, store, "sync of the session whole", map[string]int{"grown": 1})
 				putAgents()
 				syncNew("sync of the sub-agents' files", len(irrlichtAgents))
-			} else {
+			default:
 				h.Put(irrlichtSession+".jsonl", session, time.Hour)
 				putAgents()
 				syncNew("sync", 1+len(irrlichtAgents))
@@ -372,11 +396,29 @@ func TestSyncClaudeSubAgentsAtTheirCalls(t *testing.T) {
 					links[ev.ChildRunID] = ev
 				}
 			}
-			if len(links) != len(irrlichtAgents) {
-				t.Errorf("the session's run links %d child runs, want %d", len(links), len(irrlichtAgents))
+			if want := len(irrlichtAgents) + len(loose); len(links) != want {
+				t.Errorf("the session's run links %d child runs, want %d", len(links), want)
 			}
 			for _, a := range irrlichtAgents {
-				child := runs[filepath.Join(h.Dir, irrlichtSession+"/subagents/agent-"+a.id+".jsonl")]
+				file := filepath.Join(h.Dir, irrlichtSession+"/subagents/agent-"+a.id+".jsonl")
+				if first := loose[file]; first != "" {
+					// Linked first at the latest part, without its
+					// call; then archived again at the call, the new
+					// link superseding the first.
+					if l := links[first]; l == nil || l.Path != "agent.agent-"+a.id || l.Iteration != 0 {
+						t.Errorf("agent-%s: the first run %s linked %+v, want at agent.agent-%s#0", a.id, first, l, a.id)
+					}
+					for id, l := range links {
+						var sup string
+						if sp := l.Step(); sp != nil {
+							_ = json.Unmarshal(sp.Extra[lifecycle.SupersedesField], &sup)
+						}
+						if sup == first {
+							runs[file] = id
+						}
+					}
+				}
+				child := runs[file]
 				l, ok := links[child]
 				switch {
 				case child == "" || !ok:
