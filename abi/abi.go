@@ -190,7 +190,10 @@ type Store struct {
 	// holding an array of calls, one of which names the sub-agent's file
 	// by its stem (Gemini CLI 0.39 and later: a gemini message's
 	// toolCalls, the sub-agent's call stating its agentId; {"calls":
-	// "/toolCalls", "agent": "agentId", "id": "id"}). The sub-agent's
+	// "/toolCalls", "agent": "agentId", "id": "id"}), or by a member of
+	// another object of the record, the file's name by a part of it
+	// (RecordCalls.AgentIn and Prefix: Claude Code's toolUseResult.agentId
+	// on an Agent call's result, its file agent-<agentId>.jsonl). The sub-agent's
 	// run is then linked at that call (the last record naming the
 	// sub-agent wins: an agent may append a record again as it changes).
 	// A host that does not read it links the run as without it.
@@ -260,6 +263,23 @@ type RecordCalls struct {
 	Agent string `json:"agent"`
 	// ID is the member of that call object holding the call's id.
 	ID string `json:"id"`
+	// AgentIn (ABI 1.10, optional) is a JSON Pointer into the record to the
+	// object whose Agent member names the sub-agent, for a record whose
+	// call objects do not: the record then names the sub-agent of its
+	// one call (the one object of its array holding an ID; none when
+	// several do). Claude Code: the record of an Agent (Task) call's
+	// result, whose toolUseResult states the agentId and whose
+	// message.content holds the tool_result block with the call's
+	// tool_use_id ({"calls": "/message/content", "agent": "agentId",
+	// "id": "tool_use_id", "agent_in": "/toolUseResult", "prefix":
+	// "agent-"}). A host that does not read it finds no call object
+	// naming the sub-agent and links the run as without SubAgentCalls.
+	AgentIn string `json:"agent_in,omitempty"`
+	// Prefix (ABI 1.10, optional) is what the sub-agent file's name holds before
+	// the name the Agent member states (Claude Code: "agent-", its
+	// files agent-<agentId>.jsonl); "" when the member states the
+	// file's whole name without its extension.
+	Prefix string `json:"prefix,omitempty"`
 }
 
 // SubAgentOf says how a session file of a "file" store names the

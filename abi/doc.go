@@ -167,7 +167,8 @@
 // rather than by its name ([Store.SubAgentsKey]), and the session's own
 // records may name the call that started each sub-agent
 // ([Store.SubAgentCalls]; Gemini CLI's chats/<session id>/ and the
-// agentId of its tool call records).
+// agentId of its tool call records; Claude Code's toolUseResult.agentId
+// on an Agent call's result, [RecordCalls.AgentIn]).
 //
 // A plugin may ask for the facts of its source ([Manifest.SourceFacts]):
 // the host then hands it, as the first line of a stream it reads from a
@@ -310,9 +311,16 @@
 //     error (an error field, below) after the last answer (an assistant
 //     message or a tool result) is "error"; a stream that ends on an
 //     unanswered prompt (a user prompt with no assistant message or tool
-//     call after it) or on a dangling tool call (one no assistant message
-//     came after, other than the one holding it) is "incomplete"; a
-//     non-zero exit code is "error"; anything else is "ok". "After" is
+//     call after it), on a response the provider says was cut short (an
+//     OpStatus "incomplete" at level 2 on the last answer's raw line or
+//     after it: Pi's stopReason aborted, as Codex's turn_aborted is a
+//     terminal "incomplete"), on a dangling tool call (one no assistant
+//     message came after, other than the one holding it) or on an
+//     assistant message of thinking alone (the model's response cut off
+//     before it said or did anything: thinking is no answer) is
+//     "incomplete"; a non-zero exit code is "error"; anything else is
+//     "ok", a log that ends on a tool result included (the call was
+//     answered; spec 6.7 names no other case). "After" is
 //     the order the plugin wrote its records in, so a document holding a
 //     whole conversation on one raw line is judged as a log of lines is.
 //     A call left without a result when the agent went on stays in the

@@ -348,8 +348,9 @@ func checkStore(st abi.Store, providers map[string]bool) []string {
 	if k := st.SubAgentsKey; k != nil && (st.SubAgents == "" || !strings.Contains(st.SubAgents, "{stem}") || !jsonPointer(k.Member) || k.Prefix < 0 || k.Prefix > 64) {
 		problems = append(problems, fmt.Sprintf("sub_agents_key %+v is not a JSON Pointer to a member and a prefix of 0 to 64 characters, with sub_agents holding {stem}", *k))
 	}
-	if c := st.SubAgentCalls; c != nil && (st.SubAgents == "" || !jsonPointer(c.Calls) || !validName(c.Agent) || !validName(c.ID)) {
-		problems = append(problems, fmt.Sprintf("sub_agent_calls %+v is not a JSON Pointer to a member and two names, with sub_agents", *c))
+	if c := st.SubAgentCalls; c != nil && (st.SubAgents == "" || !jsonPointer(c.Calls) || !validName(c.Agent) || !validName(c.ID) ||
+		c.AgentIn != "" && !jsonPointer(c.AgentIn) || c.Prefix != "" && (!validName(c.Prefix) || strings.ContainsAny(c.Prefix, `/\*?[`))) {
+		problems = append(problems, fmt.Sprintf("sub_agent_calls %+v is not a JSON Pointer to a member and two names, with sub_agents (and a JSON Pointer agent_in, a file name's prefix)", *c))
 	}
 	if st.RetentionDays < 0 {
 		problems = append(problems, "retention_days is negative")

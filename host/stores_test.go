@@ -230,10 +230,12 @@ func TestCheckStoreSubAgentOf(t *testing.T) {
 // is named by the id its session file states (sub_agents_key: a JSON
 // Pointer into the file's first value, a prefix of the id its name
 // holds) and whose records name the call that started each sub-agent
-// (sub_agent_calls: a pointer to an array, two member names) declares
-// them with a sub-agent glob ({stem} in it, for the key); without one,
-// with a member that is no pointer, a negative or too long prefix or a
-// member name that is none, it is refused.
+// (sub_agent_calls: a pointer to an array, two member names, optionally
+// a pointer to the object naming the agent and a file name's prefix)
+// declares them with a sub-agent glob ({stem} in it, for the key);
+// without one, with a member that is no pointer, a negative or too long
+// prefix, a member name that is none or a file name's prefix holding a
+// separator or a wildcard, it is refused.
 func TestCheckStoreSubAgentsKey(t *testing.T) {
 	key := &abi.SessionKey{Member: "/sessionId", Prefix: 8}
 	calls := &abi.RecordCalls{Calls: "/toolCalls", Agent: "agentId", ID: "id"}
@@ -257,6 +259,10 @@ func TestCheckStoreSubAgentsKey(t *testing.T) {
 		{"calls not a pointer", store("{stem}/*.jsonl", nil, &abi.RecordCalls{Calls: "toolCalls", Agent: "agentId", ID: "id"}), false},
 		{"calls without agent", store("{stem}/*.jsonl", nil, &abi.RecordCalls{Calls: "/toolCalls", ID: "id"}), false},
 		{"calls without id", store("{stem}/*.jsonl", nil, &abi.RecordCalls{Calls: "/toolCalls", Agent: "agentId"}), false},
+		{"claude: agent in another object, a prefix", store("{stem}/subagents/**/agent-*.jsonl", nil, &abi.RecordCalls{Calls: "/message/content", Agent: "agentId", ID: "tool_use_id", AgentIn: "/toolUseResult", Prefix: "agent-"}), true},
+		{"agent_in not a pointer", store("{stem}/*.jsonl", nil, &abi.RecordCalls{Calls: "/c", Agent: "agentId", ID: "id", AgentIn: "toolUseResult"}), false},
+		{"prefix a path", store("{stem}/*.jsonl", nil, &abi.RecordCalls{Calls: "/c", Agent: "agentId", ID: "id", Prefix: "sub/agent-"}), false},
+		{"prefix a glob", store("{stem}/*.jsonl", nil, &abi.RecordCalls{Calls: "/c", Agent: "agentId", ID: "id", Prefix: "agent-*"}), false},
 	} {
 		got := checkStore(tc.st, map[string]bool{"s": true})
 		if (len(got) == 0) != tc.ok {

@@ -128,6 +128,8 @@ func store(o *members, s *abi.Store) {
 			o.str("calls", c.Calls)
 			o.str("agent", c.Agent)
 			o.str("id", c.ID)
+			o.strIf("agent_in", c.AgentIn)
+			o.strIf("prefix", c.Prefix)
 		})
 	}
 	if p := s.SubAgentOf; p != nil {

@@ -372,16 +372,21 @@
 // (abi.Store.SubAgentCall: its part's iteration, the call's description
 // naming the link), or the session file's records do (abi.Store.SubAgentCalls:
 // the last line holding the sub-agent's stem as a JSON string whose array
-// of calls holds one naming it; Gemini CLI's toolCalls[].agentId, read
-// from the session's file once, when the sub-agent's run begins; a run
-// linked at the latest part because the records named no call of the
-// session's run yet, Gemini CLI recording a call once it completed, is
-// noted loose, Entry.LooseAt, and a sync that finds the session's run
-// grown reads the records again, looseOf: once they name a call the run
-// holds, the file is archived again, whole, as a child run linked at the
-// call, whose link supersedes the first, which is ended superseded by
-// it, as a legacy run below; else the parts looked at are noted, so the
-// file is read again only when the session's run grows again), or when a line among the first eight of a tool
+// of calls holds one naming it; Gemini CLI's toolCalls[].agentId; or,
+// with AgentIn, whose object there names it and whose array holds one
+// call, the stem less the declared Prefix: Claude Code's
+// toolUseResult.agentId beside its tool_result's tool_use_id, for
+// agent-<agentId>.jsonl; read from the session's file once, when the
+// sub-agent's run begins; a run linked at the latest part because the
+// records named no call of the session's run yet, Gemini CLI recording a
+// call once it completed, Claude Code writing a foreground agent's
+// result when it ends, is noted loose, Entry.LooseAt, and a sync that
+// finds the session's run grown reads the records again, looseOf: once
+// they name a call the run holds, the file is archived again, whole, as
+// a child run linked at the call, whose link supersedes the first, which
+// is ended superseded by it, as a legacy run below; else the parts looked
+// at are noted, so the file is read again only when the session's run
+// grows again), or when a line among the first eight of a tool
 // result's output in the session's run names the file as the store
 // declares (abi.Store.SubAgentResult, "{dir}" the file's directory's
 // name: Kimi Code's "agent_id: agent-0"; or abi.SubAgentOf.Result, a
@@ -475,7 +480,8 @@
 // "running" (nothing may be running) but its latest part's agent status,
 // which spec §7 judges from the log alone: error after a provider error
 // that follows the last answered prompt, incomplete on an unanswered
-// prompt or a dangling call, else ok. Each part's step result states it
+// prompt, a dangling call, a response the provider says was aborted or a
+// model message of thinking alone, else ok. Each part's step result states it
 // for the log up to the part's end; the views (views.RunNode.Open), the
 // index and the exports show it, marked open. A run ended later (its file
 // deleted, idle, a killed import's end settled) ends with that status:

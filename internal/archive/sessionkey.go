@@ -146,11 +146,18 @@ const maxCallLine = 32 << 20
 
 // recordCall is the id of the tool call that started the sub-agent
 // whose file's stem is stem, as the session file's records name it
-// (abi.RecordCalls): of the lines that hold the stem as a JSON string,
-// the last whose array of calls holds a call naming it. "" when none
-// does, the file cannot be read, or rc is nil.
+// (abi.RecordCalls): of the lines that hold the sub-agent's name (the
+// stem, without rc.Prefix) as a JSON string, the last whose array of
+// calls holds a call naming it, or, with rc.AgentIn, the last whose
+// object there names it and whose array holds one call. "" when none
+// does, the stem lacks the prefix, the file cannot be read, or rc is
+// nil.
 func recordCall(session, stem string, rc *abi.RecordCalls) string {
-	if rc == nil || stem == "" {
+	if rc == nil || !strings.HasPrefix(stem, rc.Prefix) {
+		return ""
+	}
+	name := stem[len(rc.Prefix):]
+	if name == "" {
 		return ""
 	}
 	f, err := regfile.Open(session)
@@ -158,7 +165,7 @@ func recordCall(session, stem string, rc *abi.RecordCalls) string {
 		return ""
 	}
 	defer f.Close()
-	quoted, _ := json.Marshal(stem)
+	quoted, _ := json.Marshal(name)
 	r := bufio.NewReaderSize(f, 64<<10)
 	var id string
 	var long []byte
@@ -183,7 +190,7 @@ func recordCall(session, stem string, rc *abi.RecordCalls) string {
 			long = nil
 		}
 		if bytes.Contains(chunk, quoted) {
-			if c := callNaming(chunk, stem, rc); c != "" {
+			if c := callNaming(chunk, name, rc); c != "" {
 				id = c
 			}
 		}
@@ -194,15 +201,35 @@ func recordCall(session, stem string, rc *abi.RecordCalls) string {
 }
 
 // callNaming is the id of the call of a record (one JSON line) that
-// names the sub-agent stem (abi.RecordCalls), "" when none does.
-func callNaming(line []byte, stem string, rc *abi.RecordCalls) string {
+// names the sub-agent name (abi.RecordCalls: a call object's Agent
+// member; with AgentIn, the member of that object of the record, the
+// call the record's one call holding an ID), "" when none does.
+func callNaming(line []byte, name string, rc *abi.RecordCalls) string {
 	var calls []map[string]json.RawMessage
 	if json.Unmarshal(pointerAt(line, rc.Calls), &calls) != nil {
 		return ""
 	}
+	if rc.AgentIn != "" {
+		var in map[string]json.RawMessage
+		var agent string
+		if json.Unmarshal(pointerAt(line, rc.AgentIn), &in) != nil || json.Unmarshal(in[rc.Agent], &agent) != nil || agent != name {
+			return ""
+		}
+		one := ""
+		for _, c := range calls {
+			var id string
+			if json.Unmarshal(c[rc.ID], &id) == nil && id != "" {
+				if one != "" {
+					return "" // several calls: which one is not said
+				}
+				one = id
+			}
+		}
+		return one
+	}
 	for _, c := range calls {
 		var agent, id string
-		if json.Unmarshal(c[rc.Agent], &agent) == nil && agent == stem && json.Unmarshal(c[rc.ID], &id) == nil && id != "" {
+		if json.Unmarshal(c[rc.Agent], &agent) == nil && agent == name && json.Unmarshal(c[rc.ID], &id) == nil && id != "" {
 			return id
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/twasm/twasm/abi"
+	"github.com/twasm/twasm/plugins/claude"
 )
 
 // geminiStore is the gemini plugin's declaration (plugins/gemini).
@@ -119,5 +120,63 @@ func TestRecordCall(t *testing.T) {
 	}
 	if got := recordCall(filepath.Join(t.TempDir(), "gone.jsonl"), "a-1", rc); got != "" {
 		t.Errorf("a file that is gone: recordCall = %q", got)
+	}
+}
+
+// TestRecordCallClaude: Claude Code names a sub-agent on the record of
+// its Agent (Task) call's result, toolUseResult.agentId beside
+// message.content's tool_result block (the file agent-<agentId>.jsonl;
+// the claude plugin's declaration, abi.RecordCalls.AgentIn and Prefix):
+// the call is that block's tool_use_id, for a sub-agent run in the
+// foreground (status completed) or in the background (async_launched),
+// the last record naming it winning. A record naming another agent, a
+// result whose toolUseResult states no agentId, a record holding two results (which
+// one is not said), a prompt that quotes the id and a file whose name
+// lacks the prefix name none. Before, the plugin declared no record
+// calls and every such sub-agent was linked at its session's latest
+// part (Irrlicht's 13-full-lifecycle-continue, Claude Code 2.1.101).
+func TestRecordCallClaude(t *testing.T) {
+	rc := claude.Plugin.Manifest.Stores[0].SubAgentCalls
+	if rc == nil {
+		t.Fatal("the claude plugin declares no sub_agent_calls")
+	}
+	result := func(callIDs []string, toolUseResult string) string {
+		var blocks []string
+		for _, id := range callIDs {
+			blocks = append(blocks, `{"tool_use_id":"`+id+`","type":"tool_result","content":[{"type":"text","text":"done"}]}`)
+		}
+		r := `{"parentUuid":"p","isSidechain":false,"type":"user","message":{"role":"user","content":[` + strings.Join(blocks, ",") + `]}`
+		if toolUseResult != "" {
+			r += `,"toolUseResult":` + toolUseResult
+		}
+		return r + `,"uuid":"u","timestamp":"2026-04-11T18:53:32.667Z","sessionId":"s","version":"2.1.101"}`
+	}
+	done := func(agent string) string {
+		return `{"status":"completed","prompt":"list the files","agentId":"` + agent + `","agentType":"Explore","content":[{"type":"text","text":"95 files"}],"totalTokens":25402}`
+	}
+	async := `{"isAsync":true,"status":"async_launched","agentId":"a0ecfa598b8d3e4cb","description":"List Go files","prompt":"list"}`
+	prompt := `{"type":"user","message":{"role":"user","content":"what did agent a0ecfa598b8d3e4cb find? \"a0ecfa598b8d3e4cb\""},"uuid":"u2"}`
+	for _, tc := range []struct {
+		name, stem string
+		lines      []string
+		want       string
+	}{
+		{"foreground", "agent-a0ecfa598b8d3e4cb", []string{result([]string{"toolu_1"}, done("a0ecfa598b8d3e4cb"))}, "toolu_1"},
+		{"background", "agent-a0ecfa598b8d3e4cb", []string{result([]string{"toolu_2"}, async)}, "toolu_2"},
+		{"among others", "agent-a0ecfa598b8d3e4cb", []string{result([]string{"toolu_0"}, done("ae04f393030f3393b")), prompt, result([]string{"toolu_1"}, done("a0ecfa598b8d3e4cb")), result([]string{"toolu_3"}, `{"stdout":"a0ecfa598b8d3e4cb"}`)}, "toolu_1"},
+		{"the last record", "agent-a0ecfa598b8d3e4cb", []string{result([]string{"toolu_1"}, async), result([]string{"toolu_2"}, done("a0ecfa598b8d3e4cb"))}, "toolu_2"},
+		{"another agent", "agent-a0ecfa598b8d3e4cb", []string{result([]string{"toolu_1"}, done("ae04f393030f3393b"))}, ""},
+		{"two results", "agent-a0ecfa598b8d3e4cb", []string{result([]string{"toolu_1", "toolu_2"}, done("a0ecfa598b8d3e4cb"))}, ""},
+		{"a prompt quoting it", "agent-a0ecfa598b8d3e4cb", []string{prompt}, ""},
+		{"no prefix", "a0ecfa598b8d3e4cb", []string{result([]string{"toolu_1"}, done("a0ecfa598b8d3e4cb"))}, ""},
+		{"prefix alone", "agent-", []string{result([]string{"toolu_1"}, done(""))}, ""},
+	} {
+		p := filepath.Join(t.TempDir(), "s.jsonl")
+		if err := os.WriteFile(p, []byte(strings.Join(tc.lines, "\n")+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if got := recordCall(p, tc.stem, rc); got != tc.want {
+			t.Errorf("%s: recordCall = %q, want %q", tc.name, got, tc.want)
+		}
 	}
 }

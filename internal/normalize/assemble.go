@@ -73,7 +73,13 @@ type assembler struct {
 	errSeen    bool   // an error field was reported
 	errLine    int    // raw line of the last error field (endLine when reported at the end)
 	noTerminal bool   // the format has no terminal event: derive the status
-	exitCode   *int   // the agent process's exit code, when there was one
+	// A response the provider says was cut short (OpStatus incomplete
+	// below the terminal level: aborted by the user): its text and raw
+	// line, for the session rule.
+	cutSeen  bool
+	cutText  string
+	cutLine  int
+	exitCode *int // the agent process's exit code, when there was one
 	// Raw lines of the last answer (assistant message, tool call or
 	// result) and of the last user prompt, in the step's own scope.
 	answerLine, promptLine int
@@ -84,6 +90,9 @@ type assembler struct {
 	// message's, lastMsgCalls the calls it holds (tool_use blocks).
 	pos, answerPos, promptPos, lastMsgPos int
 	lastMsgCalls                          []string
+	// lastMsgThinking says the last assistant message holds thinking
+	// only: no answer (spec 6.4: reasoning, not what the model said).
+	lastMsgThinking bool
 
 	acct        accounting
 	silentN     int   // lines nothing accounted for, set at finish
@@ -674,6 +683,12 @@ func (a *assembler) status(f *fields) {
 			a.providerError(text, "", "")
 		}
 	}
+	if st == transcript.StatusIncomplete && level >= wire.LevelError && level < wire.LevelTerminal {
+		a.cutSeen, a.cutText, a.cutLine = true, errText, a.line
+		if a.atEnd || a.line == 0 {
+			a.cutLine = endLine
+		}
+	}
 	if level >= a.level {
 		a.level = level
 		if level >= wire.LevelTerminal {
@@ -1256,9 +1271,13 @@ func (a *assembler) seen(ev *transcript.Event, last int) {
 			a.answerLine = max(a.answerLine, line)
 			a.answerPos, a.lastMsgPos = a.pos, a.pos
 			a.lastMsgCalls = a.lastMsgCalls[:0]
+			a.lastMsgThinking = len(p.Blocks) > 0
 			for _, b := range p.Blocks {
 				if b.ToolID != "" {
 					a.lastMsgCalls = append(a.lastMsgCalls, b.ToolID)
+				}
+				if b.Type != transcript.BlockThinking {
+					a.lastMsgThinking = false
 				}
 			}
 			return
@@ -1422,6 +1441,18 @@ func (a *assembler) derivedStatus() (status, errText string) {
 			return transcript.StatusError, a.errText
 		case a.promptPos > a.answerPos:
 			return transcript.StatusIncomplete, "the log ends on a prompt that got no answer"
+		case a.cutSeen && a.cutLine >= a.answerLine:
+			// The last answer is a response the provider says was cut
+			// short (the user aborted it), as a turn a terminal event
+			// says was aborted is.
+			if a.cutText == "" {
+				return transcript.StatusIncomplete, "the log ends on a response that was cut short"
+			}
+			return transcript.StatusIncomplete, a.cutText
+		case a.lastMsgThinking && a.lastMsgPos >= a.answerPos:
+			// The model's last output is thinking, nothing after it: its
+			// response was cut short before it said or did anything.
+			return transcript.StatusIncomplete, "the log ends on the model's thinking, with no answer after it"
 		case a.endsOnCall():
 			return transcript.StatusIncomplete, "the log ends on a tool call without a result"
 		case exitErr != "":

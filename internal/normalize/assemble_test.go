@@ -256,6 +256,13 @@ func TestSessionStatus(t *testing.T) {
 	answer := func(k string) string {
 		return `{"op":"open","key":"` + k + `","role":"assistant"},{"op":"block","key":"` + k + `","type":"text","text":"done"},{"op":"close","key":"` + k + `"}`
 	}
+	thinking := func(k string, redacted bool) string {
+		r := ""
+		if redacted {
+			r = `,"redacted":true`
+		}
+		return `{"op":"open","key":"` + k + `","role":"assistant"},{"op":"block","key":"` + k + `","type":"thinking","text":"hmm"` + r + `},{"op":"close","key":"` + k + `"}`
+	}
 	cases := []struct {
 		name      string
 		lines     []string
@@ -279,6 +286,24 @@ func TestSessionStatus(t *testing.T) {
 		{"answer written at the end, after an error on the last line", []string{do(meta, prompt("u1"), `{"op":"error","msg":"ECONNRESET"}`), `{"end":[` + answer("a1") + `]}`}, "ok", ""},
 		{"tool result answers", []string{do(meta, prompt("u1")), do(`{"op":"call","id":"c1","name":"Bash"}`), do(`{"op":"result","id":"c1","output":"x"}`)}, "ok", ""},
 		{"terminal report wins", []string{do(meta, prompt("u1")), do(`{"op":"status","status":"ok","level":3}`)}, "ok", ""},
+		// Thinking is no answer (spec 6.4, 6.7): a log whose model
+		// output ends on a message of thinking alone was cut off
+		// before the model said or did anything.
+		{"thinking only", []string{do(meta, prompt("u1")), do(thinking("a1", false))}, "incomplete", "the log ends on the model's thinking, with no answer after it"},
+		{"redacted thinking only", []string{do(meta, prompt("u1")), do(thinking("a1", true))}, "incomplete", "the log ends on the model's thinking, with no answer after it"},
+		{"thinking after a tool result", []string{do(meta, prompt("u1")), do(`{"op":"call","id":"c1","name":"Bash"}`), do(`{"op":"result","id":"c1","output":"x"}`), do(thinking("a1", false))}, "incomplete", "the log ends on the model's thinking, with no answer after it"},
+		{"thinking after an answer", []string{do(meta, prompt("u1")), do(answer("a1")), do(thinking("a2", false))}, "incomplete", "the log ends on the model's thinking, with no answer after it"},
+		{"thinking, then the answer", []string{do(meta, prompt("u1")), do(thinking("a1", false)), do(answer("a2"))}, "ok", ""},
+		{"thinking and text in one message", []string{do(meta, prompt("u1")), do(`{"op":"open","key":"a1","role":"assistant"},{"op":"block","key":"a1","type":"thinking","text":"hmm"},{"op":"block","key":"a1","type":"text","text":"done"},{"op":"close","key":"a1"}`)}, "ok", ""},
+		{"thinking, then the call's result", []string{do(meta, prompt("u1")), do(thinking("a1", false)), do(`{"op":"call","id":"c1","name":"Bash"}`), do(`{"op":"result","id":"c1","output":"x"}`)}, "ok", ""},
+		{"thinking, then a provider error", []string{do(meta, prompt("u1")), do(thinking("a1", false)), do(`{"op":"error","msg":"529 Overloaded"}`)}, "error", "529 Overloaded"},
+		{"thinking, then a prompt", []string{do(meta, prompt("u1")), do(thinking("a1", false)), do(prompt("u2"))}, "incomplete", "the log ends on a prompt that got no answer"},
+		// A response the provider says was cut short (Pi's stopReason
+		// aborted: a status incomplete below the terminal level).
+		{"aborted last answer", []string{do(meta, prompt("u1")), do(answer("a1"), `{"op":"status","status":"incomplete","error":"the response was aborted","level":2}`)}, "incomplete", "the response was aborted"},
+		{"aborted, then asked again and answered", []string{do(meta, prompt("u1")), do(answer("a1"), `{"op":"status","status":"incomplete","error":"the response was aborted","level":2}`), do(prompt("u2")), do(answer("a2"))}, "ok", ""},
+		{"aborted, then an error", []string{do(meta, prompt("u1")), do(answer("a1"), `{"op":"status","status":"incomplete","error":"the response was aborted","level":2}`), do(`{"op":"error","msg":"529 Overloaded"}`)}, "error", "529 Overloaded"},
+		{"a sub-agent's thinking at the end", []string{do(meta, prompt("u1")), do(answer("a1")), do(`{"op":"open","key":"s1a","role":"assistant","scope":"s1"},{"op":"block","key":"s1a","type":"thinking","text":"hmm"},{"op":"close","key":"s1a"}`)}, "ok", ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

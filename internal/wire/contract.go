@@ -48,7 +48,10 @@ const (
 	// (Store.SubAgentCalls).
 	// Minor 10: the facts line of a new run's first part names the run
 	// that holds the file's first lines already (SourceFacts.Copied: a
-	// fork that copied its parent's journal with no mark).
+	// fork that copied its parent's journal with no mark). Also of 1.10,
+	// added after it without a bump of their own: a record that names
+	// the sub-agent beside its one call, the file's name by a part of it
+	// (RecordCalls.AgentIn and Prefix: Claude Code's).
 	Minor = 10
 )
 

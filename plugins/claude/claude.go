@@ -22,9 +22,14 @@ var Plugin = sdk.Plugin{
 			// A sub-agent's conversation (Task/Agent tool) is a file of
 			// its own in the directory named after the session
 			// (workflow-spawned agents one level deeper); from 2.1.68 a
-			// sidecar names the Task/Agent call that started it.
-			SubAgents:     "{stem}/subagents/**/agent-*.jsonl",
-			SubAgentCall:  &abi.SidecarKey{File: "{stem}.meta.json", Key: "toolUseId"},
+			// sidecar may name the Task/Agent call that started it
+			// (toolUseId; many versions' sidecars do not), and the
+			// record of that call's result states the sub-agent's id
+			// (toolUseResult.agentId, the file agent-<agentId>.jsonl).
+			SubAgents:    "{stem}/subagents/**/agent-*.jsonl",
+			SubAgentCall: &abi.SidecarKey{File: "{stem}.meta.json", Key: "toolUseId"},
+			SubAgentCalls: &abi.RecordCalls{Calls: "/message/content", Agent: "agentId", ID: "tool_use_id",
+				AgentIn: "/toolUseResult", Prefix: "agent-"},
 			RetentionDays: 30, RetentionFile: "settings.json", RetentionKey: "cleanupPeriodDays"}},
 	},
 	New:        func(opts abi.BeginOptions) sdk.Normalizer { return newNormalizer(opts) },

@@ -77,7 +77,12 @@
 // the category and explanation its stop_details give); an SSE "error" event (overloaded_error,
 // api_error, ...) and an error object are terminal errors. A session log
 // has no result record by design: it is reported NoTerminal and the host
-// settles it by the session rule of spec §6.7, as for every plugin.
+// settles it by the session rule of spec §6.7, as for every plugin; the
+// CLI's marker of an interruption in the session's own records ("[Request
+// interrupted by user]", "... for tool use]": the user stopped the turn)
+// is reported as a status incomplete below the terminal level, so a log
+// whose last answer it follows is incomplete (as Codex's turn_aborted and
+// Pi's aborted response are), and a later answer makes it ok again.
 //
 // Messages. The lines of one message (one per content block, sharing
 // message.id) may have other lines between them: a hook's progress, the
@@ -342,6 +347,21 @@
 // with the log. A task_started whose task_type is not an
 // agent's (local_bash: a background shell) is not a sub-agent: it belongs
 // to the Bash call that started it.
+//
+// The store. Claude Code keeps a session's sub-agents' conversations in
+// files of their own, <session>/subagents/**/agent-<agentId>.jsonl (the
+// manifest's SubAgents): the host archives each as a child run of the
+// session's run, linked at the Agent (Task) call that started it. The
+// call is the one a meta.json beside the file names (toolUseId: a key
+// many versions' sidecars, 2.1.101's among them, do not write), else
+// the one whose result's record in the session log names the sub-agent
+// (toolUseResult.agentId beside the tool_result block's tool_use_id,
+// for foreground and background agents alike: SubAgentCalls with
+// AgentIn "/toolUseResult" and Prefix "agent-"). A foreground agent's
+// result is written when it ends: a file synced while it runs is linked
+// at the session's latest part, without its call, and archived again at
+// its call by the sync that finds the result (the archive package's
+// loose links).
 //
 // Memory. The state kept across lines does not grow with the stream: a
 // text or thinking block written from a snapshot is counted, not kept (a

@@ -943,6 +943,13 @@ func (n *normalizer) userIn(v abi.Value, scope string, out *sdk.Out) {
 	if scope != "" && n.repeatsPrompt(scope, content) {
 		return
 	}
+	if scope == "" && n.format == fmtSessionLog && origin == sdk.OriginInjected && interruptMarker(content) {
+		// The user stopped the turn (Esc, or a rejected tool use): a
+		// log whose last answer this follows is incomplete by the
+		// session rule, as a Codex turn_aborted is; a later answer
+		// makes it ok again.
+		out.Status(sdk.StatusIncomplete, sdk.S("the user interrupted the response"), sdk.LevelError)
+	}
 	// key is the user message's, opened with its first text block; no
 	// closure over it (a closure and what it captures are allocations
 	// on every line inside WebAssembly).
@@ -1299,6 +1306,17 @@ func (n *normalizer) origin(v, content abi.Value) string {
 		}
 	}
 	return sdk.OriginPrompt
+}
+
+// interruptMarker reports whether a user record's content is Claude
+// Code's marker of an interruption ("[Request interrupted by user]",
+// "... for tool use]"): a string, or one text block.
+func interruptMarker(content abi.Value) bool {
+	t := content
+	if content.Kind() == abi.KindArray && content.Len() == 1 {
+		t = content.Index(0).Get("text")
+	}
+	return t.Kind() == abi.KindString && sdk.HasPrefix(t.Raw(), `"[Request interrupted by user`)
 }
 
 // apiMessage handles an Anthropic Messages response object.

@@ -166,7 +166,11 @@
 // error the provider reported (its errorMessage), so a session whose last
 // answer failed is "error" by the session rule; one aborted by the user
 // (stopReason aborted) is a warning, as a cut response is no provider
-// failure; so is one cut at the output token limit (stopReason length).
+// failure, and a status incomplete below the terminal level, so a
+// session whose last answer it is is "incomplete" by the session rule,
+// as a Codex turn ending in turn_aborted is (a later answer makes it ok
+// again); one cut at the output token limit (stopReason length) is a
+// warning.
 // A compaction that failed (--mode json) is a warning.
 //
 // Unmapped. thinking_level_change, session_info (a display name), label

@@ -193,6 +193,12 @@ func (n *normalizer) assistant(m abi.Value, key, id, ts, scope sdk.Str, out *sdk
 			w += ": " + clip(sdk.View(errMsg))
 		}
 		out.Warn(w)
+		if !scope.IsSet() {
+			// The turn was cut short, as a Codex turn_aborted is: a
+			// session whose last answer this is is incomplete (the
+			// host's session rule); a later answer makes it ok again.
+			out.Status(sdk.StatusIncomplete, sdk.S(w), sdk.LevelError)
+		}
 	}
 	final.Report(out)
 }

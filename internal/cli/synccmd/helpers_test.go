@@ -209,10 +209,29 @@ func wantChildOf(t *testing.T, h *clitest.Home, child, parent, what string) {
 
 // lsRowOf is a row of `twasm ls --json`.
 type lsRowOf struct {
-	RunID       string           `json:"run_id"`
-	Name        string           `json:"name"`
-	SubRunUsage map[string]int64 `json:"sub_run_usage"`
-	UsageInAll  map[string]int64 `json:"usage_in_all"`
+	RunID       string      `json:"run_id"`
+	Name        string      `json:"name"`
+	SubRunUsage tokenCounts `json:"sub_run_usage"`
+	UsageInAll  tokenCounts `json:"usage_in_all"`
+}
+
+// tokenCounts are the token counts of a usage object, its other members
+// (a service tier) left out.
+type tokenCounts map[string]int64
+
+func (c *tokenCounts) UnmarshalJSON(b []byte) error {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(b, &m); err != nil {
+		return err
+	}
+	*c = tokenCounts{}
+	for k, v := range m {
+		var n int64
+		if json.Unmarshal(v, &n) == nil {
+			(*c)[k] = n
+		}
+	}
+	return nil
 }
 
 // lsRow runs `twasm ls --json` and fails unless it lists run id alone.

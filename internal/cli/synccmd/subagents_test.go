@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/twasm/twasm/internal/testing/clitest"
+	"github.com/twasm/twasm/lifecycle"
+	"github.com/twasm/twasm/transcript"
 )
 
 // TestSyncClaudeSubAgents: `twasm sync` (the bundled wasm plugin) on a
@@ -277,5 +279,163 @@ func TestSyncClaudeSubAgentGrownAfterRenormalize(t *testing.T) {
 	// TestSyncClaudeSubAgents, without the compaction's file).
 	if want := int64(16790991) + (2408 + 18814 + 29274); st.UsageInAll.InputTokens != want {
 		t.Errorf("stats --all: input in all %d, want %d", st.UsageInAll.InputTokens, want)
+	}
+}
+
+// irrlichtSession is Irrlicht's real Claude Code 2.1.101 session (the
+// capture irrlicht_session_log_v2.1.101_foreground_agents: six Agent
+// calls run in the foreground) as a fake home keeps it, and
+// irrlichtAgents three of its sub-agents' files (the captures
+// irrlicht_subagent_v2.1.101_*), each with the call that started it:
+// the session's log names each only in its call's result record
+// (toolUseResult.agentId).
+const irrlichtSession = ".claude/projects/-Users-ingo-projects-irrlicht/8a525d27-37a4-4a12-8523-a3ea345290cf"
+
+var irrlichtAgents = []struct{ capture, id, call, description string }{
+	{"irrlicht_subagent_v2.1.101_ae04f393.jsonl", "ae04f393030f3393b", "toolu_016ZpMJmP4JAoMdAS9eed9pB", "Count Go files in core"},
+	{"irrlicht_subagent_v2.1.101_ad5ac77d.jsonl", "ad5ac77d703f22b9f", "toolu_01K16pt8bnJDz9SBMbbUZ5Yk", "List e2e test files"},
+	{"irrlicht_subagent_v2.1.101_abb99351.jsonl", "abb993514b4da5e14", "toolu_01QQRDRxgAbNtUwk6Yn2VqqF", "Exported funcs in session.go"},
+}
+
+// TestSyncClaudeSubAgentsAtTheirCalls: `twasm sync` links each Claude
+// Code sub-agent file's child run at the Agent call that started it (in
+// the part of the session's run holding the call, path
+// agent.agent-<agentId>_<call id>, named by the call's description),
+// whether a meta.json beside the file names the call (toolUseId), says
+// nothing of it (many versions' meta), or is not there (Irrlicht's
+// 2.1.101 files): the session's record of the call's result names the
+// sub-agent (toolUseResult.agentId). Also when the files are written
+// after the session's run grew a second part: the link is at the calls'
+// part, not the latest. ls lists the session alone, its sub_run_usage
+// the three sub-agents' tokens (24 uncached input, 589 output: the
+// captures' raw usage), counted once in usage_in_all (the session's own
+// 12 and 851 with them); a second sync
+// changes nothing. Synced while their calls ran (the session's log
+// holds the calls, not yet their results), the files are linked at the
+// latest part without a call, then archived again at their calls by the
+// sync that finds the results, superseding the first runs (archive's
+// loose links), the totals counted once. Before, without a toolUseId every sub-agent was
+// linked at the session's latest part, away from its call (path
+// agent.agent-<agentId>, no call).
+func TestSyncClaudeSubAgentsAtTheirCalls(t *testing.T) {
+	t.Parallel()
+	session := readSpotter(t, "irrlicht_session_log_v2.1.101_foreground_agents.jsonl")
+	for _, c := range []struct {
+		name string
+		meta func(call string) string // the agent-*.meta.json, "" for none
+		// grown: the session is synced at its first 16 lines (the
+		// first wave's calls and results), then whole (a second
+		// part), then the sub-agents' files are written.
+		grown bool
+		// running: the sub-agents' files are synced while their calls
+		// ran (the session's first 12 lines: the three calls, no
+		// result yet), then the session whole.
+		running bool
+	}{
+		{name: "no meta"},
+		{name: "meta naming the call", meta: func(call string) string { return `{"agentType":"Explore","toolUseId":"` + call + `"}` }},
+		{name: "meta without the call", meta: func(string) string { return `{"agentType":"Explore"}` }},
+		{name: "written after the session grew", grown: true},
+		{name: "synced while the calls ran", running: true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			h := clitest.NewHome(t)
+			store := filepath.Join(h.Dir, ".claude", "projects")
+			runs := map[string]string{} // path -> run id
+			syncNew := func(what string, want int) {
+				t.Helper()
+				for p, id := range syncNewRuns(t, h, store, what, want) {
+					runs[p] = id
+				}
+			}
+			putAgents := func() {
+				for _, a := range irrlichtAgents {
+					p := irrlichtSession + "/subagents/agent-" + a.id
+					h.Put(p+".jsonl", readSpotter(t, a.capture), 30*time.Minute)
+					if c.meta != nil {
+						h.Put(p+".meta.json", []byte(c.meta(a.call)), 30*time.Minute)
+					}
+				}
+			}
+			loose := map[string]string{} // path -> the run first linked at the latest part
+			switch {
+			case c.running:
+				lines := bytes.SplitAfter(session, []byte("\n"))
+				h.Put(irrlichtSession+".jsonl", bytes.Join(lines[:12], nil), 2*time.Hour)
+				putAgents()
+				syncNew("sync while the calls ran", 1+len(irrlichtAgents))
+				h.Put(irrlichtSession+".jsonl", session, time.Hour)
+				syncWant(t, h, store, "sync of the session whole", map[string]int{"grown": 1, "new": len(irrlichtAgents)})
+				for p, id := range runs {
+					if strings.Contains(p, "/subagents/") {
+						loose[p], runs[p] = id, "" // the run at the call is found by its link
+					}
+				}
+			case c.grown:
+				lines := bytes.SplitAfter(session, []byte("\n"))
+				h.Put(irrlichtSession+".jsonl", bytes.Join(lines[:16], nil), 2*time.Hour)
+				syncNew("sync of the session's first 16 lines", 1)
+				h.Put(irrlichtSession+".jsonl", session, time.Hour)
+				syncWant(t, h, store, "sync of the session whole", map[string]int{"grown": 1})
+				putAgents()
+				syncNew("sync of the sub-agents' files", len(irrlichtAgents))
+			default:
+				h.Put(irrlichtSession+".jsonl", session, time.Hour)
+				putAgents()
+				syncNew("sync", 1+len(irrlichtAgents))
+			}
+			parentRun := runs[filepath.Join(h.Dir, irrlichtSession+".jsonl")]
+			callAt := map[string]int{}
+			links := map[string]*transcript.Event{} // child run -> its link
+			for _, ev := range clitest.ReadRun(t, clitest.TranscriptPath(h.Stor, parentRun)) {
+				switch {
+				case ev.Type == transcript.ToolCall && ev.Tool() != nil:
+					callAt[ev.Tool().CallID] = ev.Iteration
+				case ev.Type == transcript.StepCallWorkflowStarted && ev.ChildRunID != "":
+					links[ev.ChildRunID] = ev
+				}
+			}
+			if want := len(irrlichtAgents) + len(loose); len(links) != want {
+				t.Errorf("the session's run links %d child runs, want %d", len(links), want)
+			}
+			for _, a := range irrlichtAgents {
+				file := filepath.Join(h.Dir, irrlichtSession+"/subagents/agent-"+a.id+".jsonl")
+				if first := loose[file]; first != "" {
+					// Linked first at the latest part, without its
+					// call; then archived again at the call, the new
+					// link superseding the first.
+					if l := links[first]; l == nil || l.Path != "agent.agent-"+a.id || l.Iteration != 0 {
+						t.Errorf("agent-%s: the first run %s linked %+v, want at agent.agent-%s#0", a.id, first, l, a.id)
+					}
+					for id, l := range links {
+						var sup string
+						if sp := l.Step(); sp != nil {
+							_ = json.Unmarshal(sp.Extra[lifecycle.SupersedesField], &sup)
+						}
+						if sup == first {
+							runs[file] = id
+						}
+					}
+				}
+				child := runs[file]
+				l, ok := links[child]
+				switch {
+				case child == "" || !ok:
+					t.Errorf("agent-%s: run %q, not linked in the session's run %s", a.id, child, parentRun)
+				case l.Path != "agent.agent-"+a.id+"_"+a.call || l.Iteration != callAt[a.call] || l.Iteration != 0 || l.Step() == nil || l.Step().Name != a.description:
+					t.Errorf("agent-%s linked at %s#%d named %+v, want agent.agent-%s_%s#0 (its call's part) named %q", a.id, l.Path, l.Iteration, l.Step(), a.id, a.call, a.description)
+				}
+				if got := clitest.ReadRun(t, clitest.TranscriptPath(h.Stor, child))[0].ParentRunID; got != parentRun {
+					t.Errorf("agent-%s: the child's run has parent %q, want %s", a.id, got, parentRun)
+				}
+				h.OK("validate", child)
+			}
+			h.OK("validate", parentRun)
+			syncWant(t, h, store, "sync with nothing new", nothing)
+			// tree: each file's run holds its sidechain's run (the
+			// plugin's sub-agent scope), which made the one call.
+			wantSubAgentTotals(t, h, parentRun, [2]int64{24, 589}, [2]int64{12 + 24, 851 + 589}, 2*len(irrlichtAgents), len(irrlichtAgents))
+		})
 	}
 }
