@@ -549,6 +549,22 @@ const SourceFactsType = "source"
 // directory, or one named by a directory whose encoding loses
 // characters: the host never guesses a path). A plugin built for 1.7 or
 // before does not read it and works as before.
+//
+// Copied (ABI 1.10) is set in the facts line of a new run's first part
+// when the file's first Lines lines are bytes another run (Run) holds of
+// its session, beyond the first lines both start with: the two files
+// have the same head and diverge after those lines, as a fork that
+// copied its parent's journal with no mark does (the Kimi CLI's /fork
+// and /undo write the parent's wire.jsonl lines up to a turn into a new
+// session). Lines counts every line (blank ones too) up to the last
+// line end the two share; the plugin's stream numbers them as the file
+// does, after the facts lines (sdk.Line.No less the facts lines before
+// it). Those lines are Run's: a plugin counts their tokens there, not in
+// this run (it may show them, as the context this session started
+// from, and should say so). The line is kept in the raw capture, so a
+// later part replays it and renormalize reads it again. Either run may
+// be the parent: the copy counts in the run archived first. A plugin
+// built for 1.9 or before ignores the member.
 type SourceFacts struct {
 	Type  string `json:"$twasm"`
 	Store string `json:"store,omitempty"`
@@ -565,6 +581,15 @@ type SourceFacts struct {
 	QuerySHA256   string `json:"query_sha256,omitempty"`
 	// Project (ABI 1.8): see above.
 	Project string `json:"project,omitempty"`
+	// Copied (ABI 1.10): see above.
+	Copied *SourceCopy `json:"copied,omitempty"`
+}
+
+// SourceCopy says which first lines of a session's file another run
+// holds ([SourceFacts.Copied]).
+type SourceCopy struct {
+	Run   string `json:"run"`
+	Lines int64  `json:"lines"`
 }
 
 // SourceFileType is the value of the "$twasm" member that marks a file

@@ -182,7 +182,12 @@
 // a store per project (Aider, Crush) say nothing of it in their bytes.
 // A plugin reports it as the step's cwd or project (OpMeta) as its
 // agent's store means it; a plugin built for 1.7 or before ignores the
-// member, which it never read.
+// member, which it never read. Since ABI 1.10 the facts line of a new
+// run's first part also says when the file's first lines are those
+// another run holds ([SourceFacts.Copied]: a fork that copied its
+// parent's journal with no mark, the Kimi CLI's /fork and /undo): the
+// plugin counts their tokens in that run, not in this one. A plugin
+// built for 1.9 or before ignores it and reads the copy as before.
 //
 // # Output: records
 //

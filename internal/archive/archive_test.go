@@ -565,6 +565,14 @@ func TestDiscover(t *testing.T) {
 		{"Cline tasks", "1767225600000/ui_messages.json", false},
 		{"Cline tasks (Code)", "1767225600000", true},
 		{"Cline sessions", "sess_01", true},
+		// The Kimi CLI's context files before 0.59: a session and its
+		// sub-agents', not the copies a compaction rotated.
+		{"Kimi CLI context files (before 0.59)", "0cc1/3f6c2a1e-8b7d-4c5e-9a0f-1b2c3d4e5f60.jsonl", true},
+		{"Kimi CLI context files (before 0.59)", "0cc1/3f6c2a1e-8b7d-4c5e-9a0f-1b2c3d4e5f60_sub_1.jsonl", true},
+		{"Kimi CLI context files (before 0.59)", "0cc1/3f6c2a1e-8b7d-4c5e-9a0f-1b2c3d4e5f60_sub_1042.jsonl", true},
+		{"Kimi CLI context files (before 0.59)", "0cc1/3f6c2a1e-8b7d-4c5e-9a0f-1b2c3d4e5f60_1.jsonl", false},
+		{"Kimi CLI context files (before 0.59)", "0cc1/3f6c2a1e-8b7d-4c5e-9a0f-1b2c3d4e5f60_sub_1_1.jsonl", false},
+		{"Kimi CLI context files (before 0.59)", "0cc1/3f6c2a1e-8b7d-4c5e-9a0f-1b2c3d4e5f60_sub_0.jsonl", false},
 	} {
 		assert.Equal(t, tc.want, locs[tc.store].Match(tc.rel), "%s: %s", tc.store, tc.rel)
 	}
@@ -572,7 +580,7 @@ func TestDiscover(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, re.MatchString("a.jsonl"))
 	assert.True(t, re.MatchString("x/y/a.jsonl"))
-	for _, bad := range []string{"[abc", "{a,b", "{a,*}"} {
+	for _, bad := range []string{"[abc", "{a,b", "{a,**}", "{a,b/c}", "{a,{b}}"} {
 		_, err = globRegexp(bad)
 		assert.Error(t, err, bad)
 	}

@@ -25,6 +25,10 @@
 // directories no plugin knows). A store of a kind this package does not
 // read, or with a pattern that does not parse, is listed as unusable and
 // not walked.
+// A pattern's "{a,b}" alternatives may each be a glob within one name
+// ("*", "?", a class; no "/", "**" or nested braces: the Kimi CLI's
+// <uuid>{,_sub_[1-9],_sub_[1-9][0-9],...}.jsonl); a twasm before this
+// read only plain names there, and lists such a store as unusable.
 //
 // # SQLite stores
 //
@@ -168,6 +172,22 @@
 // was touched, and never archives them again as a run of their own. A
 // shorter copy found only after the session grew past it (never read
 // at the length it has) is not recognized and makes a run of its own.
+//
+// A new session of a store that asks for facts lines whose file starts
+// with more of a run's session than the head (the same first lines, and
+// more whole lines after them, then different bytes: a fork that copied
+// its parent's journal with no mark, as the Kimi CLI's /fork and /undo
+// do, and the parent went on; or such a shorter copy) gets, in the facts
+// line of its first part, the run that holds those lines and how many
+// there are (abi.SourceFacts.Copied, copiedFrom): the plugin counts
+// their tokens in that run, not in the new one, and the outcome says so.
+// The run's session is read from the file it was last read from, or one
+// of the files it was found at (Entry.Also), as far as that file still
+// starts with the bytes the run holds; the run sharing the most lines
+// wins; a first part that a kill cut short and a later sync continues
+// in the same run is read so again. The facts line is kept in the raw
+// capture, so later parts and renormalize read the same. Either session may be the parent: the
+// shared lines count in the run archived first.
 //
 // A whole JSON document that the agent rewrites in place at every turn
 // (Gemini CLI's session-*.json chats: it never grows by bytes) is the
@@ -353,7 +373,15 @@
 // naming the link), or the session file's records do (abi.Store.SubAgentCalls:
 // the last line holding the sub-agent's stem as a JSON string whose array
 // of calls holds one naming it; Gemini CLI's toolCalls[].agentId, read
-// from the session's file once, when the sub-agent's run begins), or when a line among the first eight of a tool
+// from the session's file once, when the sub-agent's run begins; a run
+// linked at the latest part because the records named no call of the
+// session's run yet, Gemini CLI recording a call once it completed, is
+// noted loose, Entry.LooseAt, and a sync that finds the session's run
+// grown reads the records again, looseOf: once they name a call the run
+// holds, the file is archived again, whole, as a child run linked at the
+// call, whose link supersedes the first, which is ended superseded by
+// it, as a legacy run below; else the parts looked at are noted, so the
+// file is read again only when the session's run grows again), or when a line among the first eight of a tool
 // result's output in the session's run names the file as the store
 // declares (abi.Store.SubAgentResult, "{dir}" the file's directory's
 // name: Kimi Code's "agent_id: agent-0"; or abi.SubAgentOf.Result, a

@@ -23,8 +23,11 @@ import (
 // directory is Kimi's session id); the same file anywhere else, or a
 // file of a plugin that reads no facts, is not. SubAgentFile: a Kimi Code
 // sub-agent's journal (its glob climbs, "../agent-*/wire.jsonl") names
-// the main agent's journal beside it and the store's directory, and a
-// Claude Code sub-agent's file its session's.
+// the main agent's journal beside it and the store's directory, a Kimi
+// CLI sub-agent's context file before 0.59 (<uuid>_sub_N.jsonl) the
+// session's context file beside it (a copy a compaction rotated,
+// <uuid>_N.jsonl or <uuid>_sub_N_M.jsonl, is neither a session nor a
+// sub-agent's file), and a Claude Code sub-agent's file its session's.
 func TestFilesGivenAlone(t *testing.T) {
 	t.Parallel()
 	home := t.TempDir()
@@ -45,6 +48,8 @@ func TestFilesGivenAlone(t *testing.T) {
 	kimiLoose := put("tmp/x/agents/main/wire.jsonl")
 	kimiContext := put(".kimi/sessions/0cc1/3f6c2a1e-8b7d-4c5e-9a0f-1b2c3d4e5f60.jsonl")
 	kimiRotated := put(".kimi/sessions/0cc1/3f6c2a1e-8b7d-4c5e-9a0f-1b2c3d4e5f60_1.jsonl")
+	kimiContextSub := put(".kimi/sessions/0cc1/3f6c2a1e-8b7d-4c5e-9a0f-1b2c3d4e5f60_sub_12.jsonl")
+	kimiSubRotated := put(".kimi/sessions/0cc1/3f6c2a1e-8b7d-4c5e-9a0f-1b2c3d4e5f60_sub_1_1.jsonl")
 	cursorConv := put(".cursor/projects/home-me/agent-transcripts/c1/c1.jsonl")
 	claudeSession := put(".claude/projects/-home-me/s3.jsonl")
 	claudeSub := put(".claude/projects/-home-me/s3/subagents/agent-a1.jsonl")
@@ -60,6 +65,7 @@ func TestFilesGivenAlone(t *testing.T) {
 		{"kimi journal outside a sessions directory", "kimi", kimiLoose, "", ""},
 		{"kimi cli context file (before 0.59)", "kimi", kimiContext, "Kimi CLI context files (before 0.59)", at(".kimi/sessions")},
 		{"kimi cli context file rotated by a compaction", "kimi", kimiRotated, "", ""},
+		{"kimi cli sub-agent's context file rotated by a compaction", "kimi", kimiSubRotated, "", ""},
 		{"cursor transcript", "cursor", cursorConv, "Cursor agent transcripts", at(".cursor/projects")},
 		{"claude session (no facts read)", "claude", claudeSession, "", ""},
 	} {
@@ -76,14 +82,17 @@ func TestFilesGivenAlone(t *testing.T) {
 	}{
 		{"kimi code sub-agent", "kimi", kimiSub, kimiMain, at(".kimi-code/sessions")},
 		{"claude sub-agent", "claude", claudeSub, claudeSession, at(".claude/projects/-home-me")},
+		{"kimi cli sub-agent's context file (before 0.59)", "kimi", kimiContextSub, kimiContext, at(".kimi/sessions")},
 	} {
 		s, ok := SubAgentFile(decl, c.provider, c.path)
 		if !ok || s.Parent != c.wantParent || s.Loc.Dir != c.wantDir || s.Path != c.path {
 			t.Errorf("%s: SubAgentFile %v, parent %q in %q, want %q in %q", c.name, ok, s.Parent, dirOf(s), c.wantParent, c.wantDir)
 		}
 	}
-	if s, ok := SubAgentFile(decl, "kimi", kimiMain); ok {
-		t.Errorf("the main agent's journal is a sub-agent's of %s", s.Parent)
+	for _, p := range []string{kimiMain, kimiContext, kimiRotated, kimiSubRotated} {
+		if s, ok := SubAgentFile(decl, "kimi", p); ok {
+			t.Errorf("%s is a sub-agent's of %s", p, s.Parent)
+		}
 	}
 }
 

@@ -16,6 +16,7 @@ var globsSeen = []string{
 	".aider.chat.history.md", "{kilo,opencode}*.db", "{stem}/subagents/**/agent-*.jsonl", "T-*.json",
 	"**/", "**", "***", "a**/b", "**/**/x", "?", "??/*", "*?*", "a*b*c", "{,a}b", "{a,}", "{}", "x{a,b}{c,d}y",
 	"a.b+c(d)|e$^", `a\b`, "}", "a,b", "**/*/", "[ab]*", "é*", "*/[!x]",
+	"x{,_[0-9],_?[0-9]}.jsonl", "{a*,b}", "*/{,?}b",
 }
 
 // pathsSeen are paths to match the globs against: store paths and
@@ -29,6 +30,7 @@ func pathsSeen() []string {
 		"p/agent-transcripts/d/e/x.jsonl", ".aider.chat.history.md", "kilo.db", "opencode-1.db", "kiloX.db", "{stem}/subagents/agent-1.jsonl",
 		"{stem}/subagents/x/y/agent-2.jsonl", "T-1.json", "T-.json", "b", "ab", "xacy", "xbdy", "xady", "a.b+c(d)|e$^", `a\b`, "}", "a,b",
 		"é", "é/x.jsonl", "p/é.jsonl", "a\nb/x.jsonl", "a/b\n", "x", "xx/yy", "a\xffb.jsonl", "é.db",
+		"x_1.jsonl", "x_12.jsonl", "x_123.jsonl", "x_1_2.jsonl", "x_a1.jsonl",
 	}
 	for _, seg := range []string{"", "a", "x.jsonl", "a/b", "é"} {
 		for _, seg2 := range []string{"", "/", "/x.jsonl", "/sub/s.jsonl"} {

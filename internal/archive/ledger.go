@@ -84,6 +84,18 @@ type Entry struct {
 	// Parent is the run a sub-agent file's run is a child run of (its
 	// session's: abi.Store.SubAgents).
 	Parent string `json:"parent_run_id,omitempty"`
+	// LooseAt, for a sub-agent file's child run linked at its session's
+	// latest part because the session's records did not name its call
+	// yet (abi.Store.SubAgentCalls: Gemini CLI records a call once it
+	// completed, so a sub-agent's chat synced while its call ran is
+	// linked before the call is), is the number of parts the session's
+	// run had when the call was last looked for: a sync that finds the
+	// session's run with more parts looks again (looseOf), and once the
+	// session's run holds the call the file is archived again, whole,
+	// as a child run linked at the call, superseding this one. 0
+	// otherwise; a ledger rebuilt from the transcripts has lost it (such
+	// a run stays where it is linked).
+	LooseAt int `json:"loose_at,omitempty"`
 	// Also are the other files found holding the start of the session
 	// (the file it was first synced from before it moved on, a copy of
 	// it, a copy made before it grew), most recent first, at most

@@ -70,6 +70,8 @@ func decodeEntry(line []byte, e *Entry) (ok bool) {
 			ok = once(&seen, 22) && r.str(&e.SupersededBy)
 		case "seal":
 			ok = once(&seen, 23) && r.bool(&e.Seal)
+		case "loose_at":
+			ok = once(&seen, 24) && r.int(&e.LooseAt)
 		}
 		return ok
 	})

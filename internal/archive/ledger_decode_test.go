@@ -32,7 +32,7 @@ func fullEntry() Entry {
 			CostUSD: &cost, Unmapped: map[string]int{"attachment": 2}, Lines: 17, FailedLines: 1, Warnings: []string{"the response was aborted: Operation aborted", "é \"quoted\"\n"}},
 		Facts:  []FactsAt{{At: 0, Line: `{"facts":1}`}},
 		Files:  []FileState{{Path: "ui_messages.json", Size: 10, ModTime: 11, Offset: 10, SHA256: "ab"}},
-		Parent: "9a1b", Also: []Seen{{Path: "/old/s1.jsonl", Size: 100, ModTime: 5, Offset: 100, SHA256: "cd"}},
+		Parent: "9a1b", LooseAt: 2, Also: []Seen{{Path: "/old/s1.jsonl", Size: 100, ModTime: 5, Offset: 100, SHA256: "cd"}},
 	}
 }
 

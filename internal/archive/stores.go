@@ -740,10 +740,17 @@ func globBody(glob string) (string, error) {
 			}
 			alts := strings.Split(glob[i+1:i+j], ",")
 			for k, a := range alts {
-				if strings.ContainsAny(a, "*?[{/") {
-					return "", fmt.Errorf("pattern %q: {...} holds plain names only", glob)
+				// An alternative is a glob within one name: "*", "?"
+				// and a class (holding no ',' or '}') but no "{", "/"
+				// or "**" (the Kimi CLI's <uuid>{,_sub_[0-9],...}).
+				if strings.ContainsAny(a, "{/") || strings.Contains(a, "**") {
+					return "", fmt.Errorf("pattern %q: an alternative of {...} is within one name, without {...} or **", glob)
 				}
-				alts[k] = regexp.QuoteMeta(a)
+				body, err := globBody(a)
+				if err != nil {
+					return "", err
+				}
+				alts[k] = body
 			}
 			b.WriteString("(?:" + strings.Join(alts, "|") + ")")
 			i += j

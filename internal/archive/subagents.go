@@ -158,6 +158,12 @@ func filesBelow(d string, depth int) []string {
 type fileLink struct {
 	runctl.Link
 	legacy string
+	// looseAt is the number of parts of the session's run when the
+	// link was made at its latest part because the session's records
+	// (abi.Store.SubAgentCalls) named no call of its run yet
+	// (Entry.LooseAt); 0 when linked at a call, or when the store
+	// declares no such records.
+	looseAt int
 }
 
 // subAgentLink decides how the first part of a sub-agent file's run
@@ -231,11 +237,17 @@ func (a *Archiver) subAgentLink(loc *Location, path, parent string) (link *fileL
 		}
 	}
 	atCall(&l.Link, in, call)
-	if carried, ok := a.carriedSubRun(in, path, callID); ok {
+	carried, ok := a.carriedSubRun(in, path, callID)
+	if ok {
 		l.Supersedes, l.Iteration = carried.child, carried.iteration
 		if callID == "" && carried.title != "" {
 			l.Title = carried.title
 		}
+	}
+	if call < 0 && !ok && loc.SubAgentCalls != nil {
+		// Linked at the latest part: the session's records may name
+		// the call later (looseOf).
+		l.looseAt = pe.Parts
 	}
 	l.Path = subAgentPath(stem, callID)
 	return l, false, ""

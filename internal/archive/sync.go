@@ -252,7 +252,7 @@ func (a *Archiver) syncFile(ctx context.Context, provider, format, path string, 
 		return fail(fmt.Errorf("%s is in twasm's own storage %s: a transcript or capture of twasm, not an agent's session", path, a.opts.Store.Root))
 	}
 	if walked != nil && !walked.ModTime.IsZero() {
-		if o, ok := a.asSeen(ctx, out, path, parent, walked.Size, walked.ModTime); ok {
+		if o, ok := a.asSeen(ctx, out, loc, path, parent, walked.Size, walked.ModTime); ok {
 			return o
 		}
 	}
@@ -296,12 +296,19 @@ func (a *Archiver) syncOpened(ctx context.Context, out Outcome, format string, s
 	path, provider := out.Path, out.Provider
 	f, size, mtime := sess.f, sess.size, sess.mtime
 	var err error
-	if o, ok := a.asSeen(ctx, out, path, parent, size, mtime); ok {
+	if o, ok := a.asSeen(ctx, out, loc, path, parent, size, mtime); ok {
 		return o
 	}
 	idle := a.opts.Now().Sub(mtime)
 	closeDue := a.opts.CloseIdle >= 0 && idle >= a.opts.CloseIdle
 	legacy := a.legacyOf(path, parent)
+	// A sub-agent's run linked before its session's records named its
+	// call, which they now do: archived again at the call, as a legacy
+	// run is.
+	loose := legacy == nil && a.looseOf(loc, path, parent) != nil
+	if loose {
+		legacy = a.ledger.ByPath(path)
+	}
 	// A run whose raw capture is damaged, archived again (Repair): the
 	// file is read whole into a new run, as if no run held it.
 	repairID := a.repairAt(path)
@@ -465,6 +472,12 @@ func (a *Archiver) syncOpened(ctx context.Context, out Outcome, format string, s
 		switch {
 		case why != "":
 			out.Reason = joinReason(out.Reason, why)
+		case loose && repairID == "":
+			link.legacy = legacy.RunID
+			if link.Supersedes == "" {
+				link.Supersedes = legacy.RunID
+			}
+			out.Reason = joinReason(out.Reason, "child run "+legacy.RunID+" was linked at its session's latest part, before the session's records named the call that started it: archived again as a child run linked at that call, which supersedes it")
 		case legacy != nil && repairID == "":
 			link.legacy = legacy.RunID
 			out.Reason = joinReason(out.Reason, "archived by an older twasm as run "+legacy.RunID+", a session of its own: archived again as a child run of its session's run, which supersedes it")
@@ -476,7 +489,19 @@ func (a *Archiver) syncOpened(ctx context.Context, out Outcome, format string, s
 	var facts []byte
 	rs := &Resume{Format: format, Whole: a.opts.Whole, End: closeDue && end == size, link: link, subAgentOf: subAgentOf, replace: repairID}
 	if loc != nil && loc.SourceFacts {
-		facts = factsLine(loc, path, size, mtime)
+		var copied *abi.SourceCopy
+		// The run's first part: a new run, or one whose first part a
+		// kill cut short (its entry holds nothing yet, Recover).
+		first := match == nil || match.Offset == 0 && !rewrite
+		if first && repairID == "" && legacy == nil && loc.Kind != KindSections {
+			if copied, err = a.copiedFrom(f, path, head, int64(len(headLine)), end); err != nil {
+				return fail(err)
+			}
+			if copied != nil {
+				out.Reason = joinReason(out.Reason, fmt.Sprintf("its first %d lines are the first lines run %s holds: the facts line names them", copied.Lines, copied.Run))
+			}
+		}
+		facts = factsLine(loc, path, size, mtime, copied)
 		rs.Store, rs.Dir, rs.Facts, rs.Project = loc.Name, loc.Dir, true, loc.Project
 	}
 	if loc != nil && loc.Kind == KindSections {
@@ -488,7 +513,7 @@ func (a *Archiver) syncOpened(ctx context.Context, out Outcome, format string, s
 // asSeen is the outcome of a session file of that size and mtime when
 // they are those its ledger entry saw last: unchanged, or its run ended
 // when idle long enough; ok is false when the file must be read.
-func (a *Archiver) asSeen(ctx context.Context, out Outcome, path, parent string, size int64, mtime time.Time) (_ Outcome, ok bool) {
+func (a *Archiver) asSeen(ctx context.Context, out Outcome, loc *Location, path, parent string, size int64, mtime time.Time) (_ Outcome, ok bool) {
 	e, known := a.ledger.seenAt(path)
 	if !known && parent == "" {
 		if c := a.ledger.CopyAt(path, size, mtime); c != nil {
@@ -497,7 +522,7 @@ func (a *Archiver) asSeen(ctx context.Context, out Outcome, path, parent string,
 			return out, true
 		}
 	}
-	if !known || e.size != size || e.mtime != mtime.UnixNano() || a.legacyOf(path, parent) != nil || a.repairAt(path) != "" {
+	if !known || e.size != size || e.mtime != mtime.UnixNano() || a.legacyOf(path, parent) != nil || a.repairAt(path) != "" || a.looseOf(loc, path, parent) != nil {
 		return out, false
 	}
 	closeDue := a.opts.CloseIdle >= 0 && a.opts.Now().Sub(mtime) >= a.opts.CloseIdle
@@ -523,6 +548,42 @@ func (a *Archiver) legacyOf(path, parent string) *Entry {
 	if e := a.ledger.ByPath(path); e != nil && !e.Closed && e.Parent == "" && e.Parts > 0 && !e.Pending {
 		if pe := a.ledger.ByPath(parent); pe != nil && !pe.Closed && pe.Parts > 0 && !pe.Pending {
 			return e
+		}
+	}
+	return nil
+}
+
+// looseOf is the run of a sub-agent's file (parent: its session file,
+// in store loc) that was linked at its session's latest part because the
+// session's records (abi.Store.SubAgentCalls) named no call of its run
+// then (Entry.LooseAt), when they now name one the session's run holds:
+// the file is archived again, whole, as a child run linked at that call,
+// and the old run is ended, superseded by it (as a legacy run is). nil
+// otherwise. The session's file is read only when its run has gained a
+// part since the call was last looked for; a look that finds none notes
+// the parts it looked at, so the next sync does not read it again.
+func (a *Archiver) looseOf(loc *Location, path, parent string) *Entry {
+	if parent == "" || loc == nil || loc.SubAgentCalls == nil {
+		return nil
+	}
+	e := a.ledger.ByPath(path)
+	if e == nil || e.LooseAt == 0 || e.Closed || e.Pending || e.Parent == "" || e.SupersededBy != "" {
+		return nil
+	}
+	pe := a.ledger.ByPath(parent)
+	if pe == nil || pe.RunID != e.Parent || pe.Closed || pe.Pending || pe.Parts <= e.LooseAt {
+		return nil
+	}
+	if id := recordCall(parent, stemOf(path), loc.SubAgentCalls); id != "" {
+		if in, err := a.sessionLinksOf(pe); err == nil && len(in.calls[id]) > 0 {
+			return e
+		}
+	}
+	if !a.opts.DryRun {
+		c := *e
+		c.LooseAt = pe.Parts
+		if err := a.ledger.Put(&c); err != nil {
+			a.opts.Logger.Warn("sub-agent link: note the session's parts looked at", "run", e.RunID, "err", err)
 		}
 	}
 	return nil
@@ -717,7 +778,7 @@ func (a *Archiver) writePart(ctx context.Context, out Outcome, ps partSource, pr
 		if l := rs.link; l != nil {
 			// A sub-agent's file: a child run of its session's run,
 			// linked in the agent step (spec §6.10).
-			e.Parent = l.ParentID
+			e.Parent, e.LooseAt = l.ParentID, l.looseAt
 			if err := a.ledger.Put(&e); err != nil {
 				return fail(err)
 			}
@@ -932,14 +993,15 @@ func (a *Archiver) writePart(ctx context.Context, out Outcome, ps partSource, pr
 
 // factsLine is the facts line (abi.SourceFacts) of a session file of
 // loc, as read: its path relative to the store, its name, size and
-// modification time, and the project the store's place names.
-func factsLine(loc *Location, p string, size int64, mtime time.Time) []byte {
+// modification time, the project the store's place names, and the
+// first lines another run holds (copied, nil: none; see copiedFrom).
+func factsLine(loc *Location, p string, size int64, mtime time.Time, copied *abi.SourceCopy) []byte {
 	rel, err := filepath.Rel(loc.Dir, p)
 	if err != nil {
 		rel = filepath.Base(p)
 	}
 	b, _ := json.Marshal(abi.SourceFacts{Type: abi.SourceFactsType, Store: loc.Name, Path: filepath.ToSlash(rel),
-		Name: filepath.Base(p), Size: size, MTime: mtime.UTC().Format(time.RFC3339Nano), Project: loc.Project})
+		Name: filepath.Base(p), Size: size, MTime: mtime.UTC().Format(time.RFC3339Nano), Project: loc.Project, Copied: copied})
 	return append(b, '\n')
 }
 

@@ -164,6 +164,8 @@ func classifyDoc(root abi.Value) (vote, bool) {
 			return vote{"gemini", "json", "Gemini CLI --output-format json (session_id, response, stats)"}, true
 		case root.Get("type").Is("result") && root.Get("events").Kind() == abi.KindArray && has(root, "success"):
 			return vote{"roo", "roo-json", "Roo Code CLI --output-format json (a result holding its events)"}, true
+		case root.Get("type").Is("result") && has(root, "session_id", "subtype") && !claudeResult(root):
+			return vote{"droid", "json", "a Factory Droid result object (droid exec --output-format json: no API time, cost or usage, which Claude Code's states)"}, true
 		case root.Get("type").Is("result") && has(root, "session_id", "subtype"):
 			return vote{"claude", "json", "a Claude Code result object (--output-format json)"}, true
 		case root.Get("object").Is("chat.completion"):
@@ -195,6 +197,13 @@ func classifyLine(root abi.Value, sse bool) (vote, bool) {
 		return vote{"openai", "responses-sse", "OpenAI Responses API stream events (" + typ + ")"}, true
 	case droidEntry(root, typ):
 		return vote{"droid", "session", "a Factory Droid session record (" + typ + ")"}, true
+	case droidExecEvent(root, typ):
+		return vote{"droid", "stream-json", "droid exec --output-format stream-json or debug events (" + typ + ")"}, true
+	case typ == "system" && droidExecInit(root), typ == "result" && root.Get("session_id").Exists() && !claudeResult(root):
+		// droid exec's init and result share Claude Code's type names
+		// but not its fields: they vote for neither (droid exec's
+		// other events decide).
+		return vote{}, false
 	case cursorLine(root, typ):
 		return vote{"cursor", "agent-transcript", "a Cursor agent transcript line ({role, message}, no type, id or time)"}, true
 	case piEvent(root, typ):
@@ -309,6 +318,54 @@ func geminiRecordName(typ string) string {
 		return "the header: sessionId, projectHash"
 	}
 	return typ
+}
+
+// droidExecEvent recognises an event of droid exec's stream-json (or
+// debug) output by its type and the flat fields of that type: a message
+// {role, text} (no message object or content, which other CLIs' messages
+// have), a tool_call {toolName, parameters}, a tool_result {isError or
+// value, no tool_id (Gemini's)}, a completion {finalText}.
+func droidExecEvent(root abi.Value, typ string) bool {
+	switch typ {
+	case "message":
+		return root.Get("role").Kind() == abi.KindString && root.Get("text").Kind() == abi.KindString &&
+			!root.Get("message").Exists() && !root.Get("content").Exists() && !root.Get("parts").Exists()
+	case "tool_call":
+		return root.Get("toolName").Kind() == abi.KindString && root.Get("parameters").Exists()
+	case "tool_result":
+		return (root.Get("isError").Exists() || root.Get("value").Exists()) && !root.Get("tool_id").Exists() &&
+			!root.Get("tool_use_id").Exists()
+	case "completion":
+		return root.Get("finalText").Exists()
+	}
+	return false
+}
+
+// droidExecInit recognises droid exec's init event {type: system,
+// subtype: init, cwd, session_id, tools, model}: Claude Code's names its
+// MCP servers, permission mode, API key source or version besides.
+func droidExecInit(root abi.Value) bool {
+	if !root.Get("subtype").Is("init") || !root.Get("session_id").Exists() {
+		return false
+	}
+	for _, k := range []string{"mcp_servers", "permissionMode", "apiKeySource", "uuid", "claude_code_version", "slash_commands"} {
+		if root.Get(k).Exists() {
+			return false
+		}
+	}
+	return true
+}
+
+// claudeResult says whether a result object has what Claude Code's
+// always states and droid exec's --output-format json does not: the API
+// time, a cost, the usage or a uuid.
+func claudeResult(root abi.Value) bool {
+	for _, k := range []string{"duration_api_ms", "total_cost_usd", "cost_usd", "usage", "modelUsage", "uuid"} {
+		if root.Get(k).Exists() {
+			return true
+		}
+	}
+	return false
 }
 
 // droidEntry recognises a line of a Factory Droid session: its

@@ -25,7 +25,19 @@ func TestDetect(t *testing.T) {
 		{"goose session file of November 2024", `{"role":"user","created":1732000000,"content":[{"text":"list the files"}]}` + "\n" + `{"role":"assistant","created":1732000005,"content":[{"id":"t1","tool_name":"developer__shell","arguments":{"command":"ls"}}]}`, "goose", "session", nil},
 		{"goose session file message", `{"id":null,"role":"assistant","created":1735725600,"content":[{"type":"toolRequest","id":"t","toolCall":{"status":"success","value":{"name":"shell","arguments":{}}}}]}`, "goose", "session", nil},
 		{"claude json array", `[{"type":"system","subtype":"init"},{"type":"result","subtype":"success"}]`, "claude", "json", nil},
-		{"claude json result", `{"type":"result","subtype":"success","is_error":false,"session_id":"s","result":"x"}`, "claude", "json", nil},
+		{"claude json result", `{"type":"result","subtype":"success","is_error":false,"duration_ms":2100,"duration_api_ms":1900,"num_turns":1,"session_id":"s","result":"x","total_cost_usd":0.01,"usage":{"input_tokens":3,"output_tokens":5}}`, "claude", "json", nil},
+		// droid exec --output-format json prints Claude's type and
+		// subtype without the API time, cost or usage Claude states
+		// (Factory's documentation of droid exec), pretty-printed or not.
+		{"droid exec json result", `{"type":"result","subtype":"success","is_error":false,"duration_ms":5657,"num_turns":1,"result":"x","session_id":"8af22e0a-d222-42c6-8c7e-7a059e391b0b"}`, "droid", "json", nil},
+		{"droid exec json result pretty", "{\n  \"type\": \"result\",\n  \"subtype\": \"success\",\n  \"is_error\": false,\n  \"duration_ms\": 5657,\n  \"num_turns\": 1,\n  \"result\": \"x\",\n  \"session_id\": \"s\"\n}\n", "droid", "json", nil},
+		{"droid exec stream-json", `{"type":"system","subtype":"init","cwd":"/w","session_id":"s1","tools":["Read"],"model":"claude-sonnet-4-5-20250929"}` + "\n" +
+			`{"type":"message","role":"user","id":"m1","text":"list the files","timestamp":1762517060816,"session_id":"s1"}` + "\n" +
+			`{"type":"completion","finalText":"done","numTurns":1,"durationMs":3000,"session_id":"s1"}`, "droid", "stream-json", nil},
+		{"droid exec debug", `{"type":"message","role":"user","text":"run ls command"}` + "\n" + `{"type":"tool_call","toolName":"Execute","parameters":{"command":"ls -la"}}`, "droid", "stream-json", nil},
+		// Claude Code's stream-json shares system, result: still Claude's.
+		{"claude stream-json init and result", `{"type":"system","subtype":"init","cwd":"/w","session_id":"s","tools":[],"mcp_servers":[],"model":"m","permissionMode":"default","apiKeySource":"none"}` + "\n" +
+			`{"type":"result","subtype":"success","is_error":false,"duration_ms":2,"duration_api_ms":1,"num_turns":1,"result":"x","session_id":"s","total_cost_usd":0,"usage":{}}`, "claude", "stream-json", nil},
 		{"codex exec", `{"type":"thread.started","thread_id":"t"}` + "\n" + `{"type":"turn.started"}`, "codex", "exec-json", nil},
 		{"codex legacy", `{"sandbox":"x","model":"m"}` + "\n" + `{"id":"0","msg":{"type":"task_started"}}`, "codex", "legacy-json", nil},
 		{"codex early rollout", `{"id":"7c1e7d9a-0000-4000-8000-0000000000f1","timestamp":"2025-06-10T12:00:00.000Z","instructions":null,"git":{"commit_hash":"aa11","branch":"main"}}` + "\n" + `{"record_type":"state"}` + "\n" + `{"type":"message","id":null,"role":"user","content":[{"type":"input_text","text":"hi"}]}`, "codex", "rollout", nil},
@@ -65,8 +77,8 @@ func TestDetect(t *testing.T) {
 		{"cline ui messages re-indented, cut by the sample", "[\n    {\n        \"ts\": 1767644899093,\n        \"type\": \"say\",\n        \"say\": \"text\",\n        \"text\": \"yo wassup\",\n        \"images\": [", "cline", "task", nil},
 		{"cline conversation re-indented, cut by the sample", "[\n  {\n    \"role\": \"user\",\n    \"content\": [\n      {\n        \"type\": \"text\",\n        \"text\": \"<task>\\nfix it", "cline", "task", nil},
 		// Factory Droid's exec stream-json uses Gemini's event names with
-		// other fields: not Gemini's.
-		{"droid stream-json is not gemini's", `{"type":"message","session_id":"s","timestamp":"2025-12-26T00:00:00.000Z","role":"user","text":"Do thing"}` + "\n" + `{"type":"tool_call","session_id":"s","timestamp":"2025-12-26T00:00:01.000Z","toolCallId":"c1","toolName":"Shell","parameters":{"command":"echo hi"}}` + "\n" + `{"type":"tool_result","session_id":"s","timestamp":"2025-12-26T00:00:02.000Z","toolCallId":"c1","value":{"stdout":"hi\\n","exitCode":0}}`, "", "", ErrUnknown},
+		// other fields: not Gemini's, Droid's.
+		{"droid stream-json is not gemini's", `{"type":"message","session_id":"s","timestamp":"2025-12-26T00:00:00.000Z","role":"user","text":"Do thing"}` + "\n" + `{"type":"tool_call","session_id":"s","timestamp":"2025-12-26T00:00:01.000Z","toolCallId":"c1","toolName":"Shell","parameters":{"command":"echo hi"}}` + "\n" + `{"type":"tool_result","session_id":"s","timestamp":"2025-12-26T00:00:02.000Z","toolCallId":"c1","value":{"stdout":"hi\\n","exitCode":0}}`, "droid", "stream-json", nil},
 		{"gemini stream message", `{"type":"message","timestamp":"2025-01-01T00:00:00Z","role":"assistant","content":"hi","delta":true}`, "gemini", "stream-json", nil},
 		{"gemini stream tool result", `{"type":"tool_result","timestamp":"2025-01-01T00:00:00Z","tool_id":"t1","status":"success","output":"ok"}`, "gemini", "stream-json", nil},
 		{"cline cli json structured", `{"schemaVersion":1,"event":"start","timestamp":1,"taskId":"t1","sessionId":"t1"}` + "\n" + `{"ts":2,"type":"say","say":"text","text":"fix it","schemaVersion":1,"event":"message","timestamp":2,"taskId":"t1","sessionId":"t1","role":"user","messageType":"say"}`, "cline", "json", nil},

@@ -57,9 +57,11 @@
 //     the listing line has the run's own, its sub-runs' and the two
 //     together (RunSummary.Usage, SubRunUsage, UsageInAll). A run another
 //     supersedes (holding its messages again: the sub-agents of an
-//     interrupted archive, lifecycle.SupersedesField and
-//     SupersededByField) is left out, so that every token is counted
-//     once.
+//     interrupted archive, a sub-agent's file first linked at its
+//     session's latest part and archived again at its call,
+//     lifecycle.SupersedesField and SupersededByField) is left out, so
+//     that every token is counted once: stats leaves out the agent
+//     steps' figures of such a child run too (Stats.Usage).
 //   - Money is never summed as a float: the stated costs (cost_usd) are
 //     summed in micro-dollars (RunSummary.CostUSD, Stats.Cost, CostUSD
 //     hold the rounded sum, for older readers), and the cost with its

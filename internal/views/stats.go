@@ -45,7 +45,9 @@ type Stats struct {
 	// in Usage, whose figures are the agent steps'; the two together are
 	// every token counted. A run superseded by another, which holds its
 	// messages again (RunCounts.Supersedes, RunCounts.SupersededBy), is
-	// left out, whatever the order the runs are added in.
+	// left out, whatever the order the runs are added in; a child run
+	// with agent steps of its own (a sub-agent's file archived again)
+	// superseded so has their figures left out of Usage too.
 	SubRunUsage *transcript.Usage `json:"sub_run_usage,omitempty"`
 	// UsageInAll is Usage of every provider and SubRunUsage together:
 	// every token counted.
@@ -188,8 +190,14 @@ func (s *Stats) addCounts(id string, c *RunCounts) bool {
 			m.to[k] += v
 		}
 	}
-	for i := range c.Agents {
-		s.addAgent(&c.Agents[i])
+	// A child run that another holds again (a sub-agent's file archived
+	// again at its call: the later link of its parent, counted before
+	// it, supersedes it, and its end says so) has its agent steps'
+	// figures counted in that run, not here.
+	if held := c.Child && id != "" && (s.gone[id] || c.SupersededBy != ""); !held {
+		for i := range c.Agents {
+			s.addAgent(&c.Agents[i])
+		}
 	}
 	s.addSubRunUsage(id, c)
 	s.sumInAll()

@@ -46,7 +46,10 @@ const (
 	// id a session file states (Store.SubAgentsKey) and the session's
 	// records naming the call that started a sub-agent
 	// (Store.SubAgentCalls).
-	Minor = 9
+	// Minor 10: the facts line of a new run's first part names the run
+	// that holds the file's first lines already (SourceFacts.Copied: a
+	// fork that copied its parent's journal with no mark).
+	Minor = 10
 )
 
 // HostModule is the import module of the host functions. It carries the

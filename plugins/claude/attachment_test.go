@@ -128,3 +128,63 @@ func TestAttachments(t *testing.T) {
 		})
 	}
 }
+
+// TestQueuedCommandPrompt: a message the user typed while the agent
+// worked is a queued_command attachment (no user record is written for
+// it). Its prompt is a string, or a list of content blocks when the
+// message holds an image (peers' readers show [{"type":"text"},
+// {"type":"image"}] for it); the list's text is the user's prompt, not
+// an unmapped line, and the image is counted unmapped as in a user
+// record. A task notification stays injected context.
+func TestQueuedCommandPrompt(t *testing.T) {
+	const head = `{"parentUuid":"p","isSidechain":false,"type":"attachment","uuid":"q1","timestamp":"2026-10-01T10:00:00.000Z","sessionId":"s","version":"2.1.150","cwd":"/w",`
+	att := func(body string) string { return head + `"attachment":` + body + "}\n" }
+	const img = `{"type":"image","source":{"type":"base64","media_type":"image/png","data":"iVBORw0KGgo="}}`
+	type text struct {
+		text   string
+		origin transcript.Origin
+	}
+	tests := []struct {
+		name     string
+		input    string
+		want     []text
+		unmapped map[string]int
+	}{
+		{name: "string prompt",
+			input: att(`{"type":"queued_command","prompt":"also update the docs","commandMode":"prompt","origin":{"kind":"human"}}`),
+			want:  []text{{"also update the docs", transcript.OriginPrompt}}},
+		{name: "block list with an image: its text is the prompt",
+			input:    att(`{"type":"queued_command","prompt":[{"type":"text","text":"[Image #1] match this layout"},` + img + `],"commandMode":"prompt","origin":{"kind":"human"}}`),
+			want:     []text{{"[Image #1] match this layout", transcript.OriginPrompt}},
+			unmapped: map[string]int{"block/image": 1}},
+		{name: "block list of two texts, no commandMode",
+			input: att(`{"type":"queued_command","prompt":[{"type":"text","text":"first"},{"type":"text","text":"second"}]}`),
+			want:  []text{{"first", transcript.OriginPrompt}, {"second", transcript.OriginPrompt}}},
+		{name: "block list of a task notification is injected context",
+			input: att(`{"type":"queued_command","prompt":[{"type":"text","text":"<task-notification>\n<task-id>b1</task-id>\n</task-notification>"}],"commandMode":"task-notification"}`),
+			want:  []text{{"<task-notification>\n<task-id>b1</task-id>\n</task-notification>", transcript.OriginInjected}}},
+		{name: "an image alone writes nothing and is counted",
+			input:    att(`{"type":"queued_command","prompt":[` + img + `],"commandMode":"prompt"}`),
+			unmapped: map[string]int{"block/image": 1, "attachment/queued_command": 1}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out, _ := runState(t, tt.input)
+			var got []text
+			for _, it := range out.Sink.Items {
+				if it.Event == nil || it.Event.Type != transcript.MessageUser {
+					continue
+				}
+				for _, b := range it.Event.Message().Blocks {
+					got = append(got, text{b.Text, b.Origin})
+				}
+			}
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("user texts %q, want %q", got, tt.want)
+			}
+			if u := out.Result.Unmapped; !maps.Equal(u, tt.unmapped) && len(u)+len(tt.unmapped) > 0 {
+				t.Errorf("unmapped %v, want %v", u, tt.unmapped)
+			}
+		})
+	}
+}

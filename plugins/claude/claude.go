@@ -75,6 +75,7 @@ type normalizer struct {
 	line   int                 // number of the line being handled (see closeIdle)
 
 	calls     map[string]*call  // tool calls by scope and id (callKey)
+	held      []heldResult      // session-log results waiting for their call
 	tasks     []*call           // Task/Agent calls without a result, oldest first
 	taskCalls map[string]*call  // the latest Task/Agent call of each id (subScope)
 	scopes    map[string]bool   // scope id -> open
@@ -88,7 +89,16 @@ type normalizer struct {
 	// not grow with the stream.
 	closedIDs, doneCalls, uuids window
 
-	pending     usage   // top-scope message usage not covered by a result
+	pending usage // top-scope message usage not covered by a result
+	// beyond is the top-scope messages' usage a result does not cover
+	// though it comes before it: what their requests' iterations state
+	// beyond their top-level figures (another executor call, a
+	// compaction, the advisor's calls), which Claude Code's result.usage,
+	// the sum of the top-level figures, leaves out (see result).
+	beyond usage
+	// modelSum is the sum over models of the last result's modelUsage,
+	// cumulative over the process (see resultOnlyUsage).
+	modelSum    usage
 	resultModel sdk.Str // the model a result names (valid during result)
 
 	// Sub-agent prompts written at scope open: the sub-agent's own first
@@ -174,7 +184,13 @@ func (n *normalizer) Line(l *sdk.Line, out *sdk.Out) error {
 	if sdk.HasPrefix(l.Raw, "data:") {
 		n.setFormat(fmtSSE, out)
 	}
+	if len(n.held) > 0 && !l.JSON().Get("type").Is("assistant") {
+		n.flushHeld(out)
+	}
 	n.value(l.JSON(), out)
+	if len(n.held) > 0 {
+		n.releaseHeld(out)
+	}
 	return nil
 }
 
@@ -185,6 +201,10 @@ func (n *normalizer) End(out *sdk.Out) error {
 	// deltas are reported and per-message usage is counted.
 	for len(n.open) > 0 {
 		n.close(n.open[0], out)
+	}
+	if len(n.held) > 0 {
+		n.releaseHeld(out)
+		n.flushHeld(out)
 	}
 	n.endPermissions(out)
 	// A sub-agent transcript whose starting call is not in the input (a
@@ -664,15 +684,63 @@ func (n *normalizer) result(v abi.Value, out *sdk.Out) {
 	n.denials(n.get(v, kPermissionDenials), out)
 	var u usage
 	u.merge(n.get(v, kUsage))
+	// result.usage is the main loop's usage of the cycle (the Agent
+	// SDK: "main-loop-only and per-turn"; modelUsage is cumulative and
+	// counts sub-agents too, which are child runs here): the sum of
+	// its messages' top-level figures. A request that made several
+	// model calls states only part of them there (iterations), so
+	// what its iterations state beyond is added: every token of the
+	// cycle, once.
+	if u.tier == "" {
+		// The same requests' tier, which the result may not repeat.
+		u.tier = n.beyond.tier
+	}
+	u.add(n.beyond)
+	if !n.sawMessages {
+		u.add(n.resultOnlyUsage(n.get(v, kModelUsage), u))
+	}
 	if !u.zero() {
 		out.Usage(u.sdk(), sdk.ModeAdd)
 	}
 	// Each result covers the messages of its cycle.
-	n.pending = usage{}
+	n.pending, n.beyond = usage{}, usage{}
 	if c, ok := n.get(v, kTotalCostUsd).Float(); ok {
 		n.lastCost = c
 		out.Cost(n.costBase+c, sdk.ModeSet)
 	}
+}
+
+// modelUsageKeys are the members of a modelUsage entry resultOnlyUsage
+// reads.
+var modelUsageKeys = abi.NewKeySet("inputTokens", "cacheCreationInputTokens", "cacheReadInputTokens", "outputTokens")
+
+// resultOnlyUsage is what a result's modelUsage counts beyond its usage
+// (u) in output without messages (--output-format json without
+// --verbose): modelUsage, cumulative over the process, counts every
+// call, the sub-agents', the advisor's and the CLI's own side calls
+// included, where usage counts the main loop's top-level figures only.
+// Without messages there are no sub-agent runs to count them, so the
+// step counts them: what this result's modelUsage adds to the last one's
+// beyond u, figure by figure (never less than u). With messages, the
+// messages and the sub-agents' runs count them instead.
+func (n *normalizer) resultOnlyUsage(mu abi.Value, u usage) usage {
+	var sum usage
+	it := mu.Iter()
+	for it.Next() {
+		var f [4]abi.Value
+		it.Value().Lookup(modelUsageKeys, f[:])
+		sum.add(usage{in: sdk.IntOf(f[0]), cacheWrite: sdk.IntOf(f[1]), cacheRead: sdk.IntOf(f[2]), out: sdk.IntOf(f[3])})
+	}
+	if sum.zero() {
+		return usage{}
+	}
+	delta := sum.minus(n.modelSum)
+	n.modelSum = sum
+	extra := delta.minus(u).positive()
+	// modelUsage states no tier: the process's calls are served at the
+	// tier its result states.
+	extra.tier = u.tier
+	return extra
 }
 
 // apiError handles an Anthropic error object or SSE error event.

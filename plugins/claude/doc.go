@@ -111,8 +111,16 @@
 // that each call is priced at its model's rates; the step's total is
 // the same. The step's
 // usage is the sum of the result lines' usage (each result covers its own
-// cycle); messages closed after the last result (a cut stream, a session
-// log, an API response) are added at the end. Sub-agent messages are not
+// cycle) and of what the cycle's messages' iterations state beyond their
+// top-level figures (their other calls, the advisor's): a result's usage
+// is the main loop's, the sum of the messages' top-level figures (the
+// Agent SDK: "main-loop-only and per-turn"), so the calls iterations list
+// beyond the top level would otherwise be lost; messages closed after the
+// last result (a cut stream, a session log, an API response) are added
+// at the end. A result without messages (--output-format json without
+// --verbose) adds what its modelUsage (cumulative over the process,
+// every call, sub-agents' and side calls' included, for which there are
+// no runs then) counts beyond its usage. Sub-agent messages are not
 // added to the step total: Claude's result.usage does not include them
 // either; they carry their usage on their own messages. total_cost_usd is
 // cumulative over the process, so it is reported in "set" mode; a
@@ -237,7 +245,10 @@
 //   - queued_command: input queued while the agent worked, for which the
 //     CLI writes no user record: commandMode "prompt" is the user's
 //     prompt (a message.user), "task-notification" (a background task
-//     ended) injected context.
+//     ended) injected context. Its prompt is a string, or, when the
+//     message holds an image, a list of content blocks: the text blocks
+//     are the message's, in order; the image is counted unmapped as
+//     "block/image", as in a user record.
 //   - A hook's outcome that is not a success is a warning of the step
 //     naming the hook and what it said: hook_blocking_error (exit code 2:
 //     the hook blocked what it guards, a tool call before it runs, the
@@ -279,6 +290,19 @@
 //     edited_text_file, invoked_skills, dynamic_skill, task_status,
 //     prompt_snapshot and session_context, whose meaning no licensed
 //     real log shows (readers of other projects name them).
+//
+// Results before their calls. Claude Code appends a tool's result record
+// and the assistant record that holds its call apart, and can write the
+// result first (2.1.9x session logs: the result's parentUuid names the
+// assistant record after it, whose timestamp is earlier). A session log's
+// result whose call is not in the input yet waits while assistant records
+// follow (its line is declared ignored as "(tool result before its
+// call)"); when one of them reports the call, the result is reported
+// right after it (with that line's raw_line), the call's result like any
+// other. At the first other record, or at the end of the log, a result
+// still waiting gets a call synthesized from what it shows, as a result
+// whose call is not in the input at all does (a log that starts
+// mid-session), with the warning.
 //
 // Forks. /branch (and --fork-session in the builds that stamp it) writes
 // the conversation so far into the new session's file: each copied record
@@ -386,7 +410,12 @@
 // ignored too (Out.Ignored), so that every raw line is accounted for.
 //
 // Notices. Warnings of the step, not errors of the provider (the run's
-// own records say how it ended): an assistant message flagged aborted
+// own records say how it ended): a session log's <task-notification> (a user
+// record or a queued command: the notice the model gets when a
+// background agent or shell ended) whose <status> is not completed
+// (killed, failed: "background task <task-id> ended <status>: <summary>";
+// a session log keeps no other record of it, the task's own file ends
+// with its log whatever happened); an assistant message flagged aborted
 // (SDK 0.3.214: truncated by an interrupt, no stop_reason received, its
 // text may end mid-word; the message's stop reason is "aborted"); a
 // system/status whose compact_result

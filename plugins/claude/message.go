@@ -22,6 +22,11 @@ type message struct {
 	next    int   // number of the next slot (slots may hold fewer)
 	base    int   // first slot of the current key (continuations restart at 0)
 	counted usage // the usage already added to the step (see close)
+	// top is the usage the message states at the top level (its
+	// request's last call, when usage.iterations lists several);
+	// beyondCounted what the message's usage exceeds it by, as added to
+	// the step's cycle (normalizer.beyond) so far.
+	top, beyondCounted usage
 	// last is the number of the latest line about the message (see
 	// closeIdle).
 	last int
@@ -220,6 +225,7 @@ func (u *usage) merge(v abi.Value) {
 func (m *message) mergeUsage(v abi.Value) {
 	u := &m.usage
 	u.merge(v)
+	m.top.merge(v)
 	its := v.Get("iterations")
 	if its.Kind() != abi.KindArray || its.Len() < 2 {
 		return
@@ -287,6 +293,9 @@ func (n *normalizer) writeForeign(m *message, out *sdk.Out) {
 		out.Close(key, sdk.MessageEnd{Usage: f.u.sdk()})
 		if m.scope == "" {
 			n.pending.add(f.u)
+			// Not in a result's usage either (the message's top-level
+			// figures are its own model's).
+			n.beyond.add(f.u.positive())
 		}
 	}
 	m.foreign = nil
@@ -312,6 +321,19 @@ func (u usage) sdk() sdk.Usage {
 // figures lists u's counters, for minus and add.
 func (u *usage) figures() [6]*sdk.Int {
 	return [6]*sdk.Int{&u.in, &u.cacheWrite, &u.cacheRead, &u.out, &u.reasoning, &u.cacheWrite1h}
+}
+
+// positive is u with only its figures above zero: what it adds to a
+// usage that states none of the others.
+func (u usage) positive() usage {
+	p := usage{tier: u.tier}
+	pf := p.figures()
+	for i, f := range u.figures() {
+		if x, ok := f.Value(); ok && x > 0 {
+			*pf[i] = *f
+		}
+	}
+	return p
 }
 
 // minus returns what u states beyond o, figure by figure: a figure u
@@ -511,6 +533,11 @@ func (n *normalizer) close(m *message, out *sdk.Out) {
 		// a continuation adds to the step what its later figures add to
 		// the ones counted when the message was first written.
 		n.pending.add(m.usage.minus(m.counted))
+		// What its iterations state beyond its top-level figures,
+		// which a result's usage leaves out.
+		b := m.usage.minus(m.top)
+		n.beyond.add(b.minus(m.beyondCounted).positive())
+		m.beyondCounted = b
 	}
 	m.counted = m.usage
 	out.Close(sdk.S(m.key), e)
@@ -980,15 +1007,17 @@ func (n *normalizer) attachment(v abi.Value, out *sdk.Out) {
 	at := a.Get("type")
 	name := sdk.Name(at)
 	if name == "queued_command" {
-		if p := a.Get("prompt"); p.Kind() == abi.KindString && !p.Is("") {
+		p := a.Get("prompt")
+		switch {
+		case p.Kind() == abi.KindString && !p.Is(""):
 			origin := sdk.OriginPrompt
 			if m := a.Get("commandMode"); m.Exists() && !m.Is("prompt") || sdk.HasPrefix(p.Raw(), `"<task-notification>`) {
 				origin = sdk.OriginInjected
 			}
 			n.injected(v, p, abi.Value{}, origin, out)
-			return
+		case p.Kind() != abi.KindArray || !n.queuedBlocks(v, a, p, out):
+			out.Unmapped(sdk.S("attachment/queued_command"))
 		}
-		out.Unmapped(sdk.S("attachment/queued_command"))
 		return
 	}
 	warned := n.hookWarning(a, name, out)
@@ -1033,6 +1062,29 @@ func (n *normalizer) attachment(v abi.Value, out *sdk.Out) {
 		return
 	}
 	out.Unmapped(sdk.S("attachment/" + sdk.TypeName(at)))
+}
+
+// queuedBlocks writes a queued_command whose prompt is a list of content
+// blocks (what a message typed while the agent worked becomes when it
+// holds an image: [{"type":"text",...}, {"type":"image",...}]) as one
+// message.user, its text blocks in order, of the origin its commandMode
+// (and a task notification's text) gives, as a string prompt's; a block
+// of another type (the image) is counted unmapped by its type, as in a
+// user record. It reports whether it wrote a message.
+func (n *normalizer) queuedBlocks(v, a, list abi.Value, out *sdk.Out) bool {
+	origin := sdk.OriginPrompt
+	if m := a.Get("commandMode"); m.Exists() && !m.Is("prompt") {
+		origin = sdk.OriginInjected
+	}
+	for it := list.Iter(); it.Next(); {
+		if t := it.Value().Get("text"); it.Value().Get("type").Is("text") && t.Kind() == abi.KindString {
+			if sdk.HasPrefix(t.Raw(), `"<task-notification>`) {
+				origin = sdk.OriginInjected
+			}
+			break
+		}
+	}
+	return n.userTexts(v, abi.Value{}, list, true, origin, out)
 }
 
 // hookWarning reports a hook outcome attachment that says a hook failed,
@@ -1088,6 +1140,16 @@ func (n *normalizer) hookWarning(a abi.Value, name string, out *sdk.Out) bool {
 // of an object item: the rendered form), one block each, with origin.
 // It reports whether it wrote a message.
 func (n *normalizer) injected(v, s, list abi.Value, origin string, out *sdk.Out) bool {
+	return n.userTexts(v, s, list, false, origin, out)
+}
+
+// userTexts writes the string s, then each non-empty string of list, as
+// one message.user of v's scope, one block each, with origin: list's
+// items as they are, or an object item's content (the rendered form);
+// with blocks, list is content blocks, each text block's text, any other
+// block counted unmapped by its type. It reports whether it wrote a
+// message.
+func (n *normalizer) userTexts(v, s, list abi.Value, blocks bool, origin string, out *sdk.Out) bool {
 	scope := n.scopeOf(v, out)
 	ts := n.get(v, kTimestamp)
 	key := ""
@@ -1097,7 +1159,13 @@ func (n *normalizer) injected(v, s, list abi.Value, origin string, out *sdk.Out)
 	slot := 0
 	for it := list.Iter(); it.Next(); {
 		x := it.Value()
-		if x.Kind() == abi.KindObject {
+		switch {
+		case blocks && !x.Get("type").Is("text"):
+			out.Unmapped(sdk.S("block/" + sdk.TypeName(x.Get("type"))))
+			continue
+		case blocks:
+			x = x.Get("text")
+		case x.Kind() == abi.KindObject:
 			x = x.Get("content")
 		}
 		if x.Kind() != abi.KindString || x.Is("") {
@@ -1148,7 +1216,49 @@ func (n *normalizer) userText(key string, slot int, t abi.Value, scope string, t
 		out.Open(sdk.S(key), sdk.Message{User: true, Scope: sdk.Opt(scope), Time: sdk.StringOf(ts)})
 	}
 	out.Block(sdk.S(key), slot, sdk.Block{Type: sdk.BlockText, Text: sdk.Text(t), Origin: origin})
+	if n.format == fmtSessionLog && sdk.HasPrefix(t.Raw(), `"<task-notification>`) {
+		n.taskNotice(sdk.Text(t).String(), out)
+	}
 	return key
+}
+
+// taskNotice reads the notice a session log's user record (or a queued
+// command) gives the model when a background task ended
+// (<task-notification> with <task-id>, <status>, <summary>): a task
+// that did not complete (an agent or a shell killed, stopped or failed)
+// is a warning of the step. The log holds no other record of it: the
+// task's own file, a sub-agent's, ends with its log whatever happened,
+// and stream-json's system/task_notification, which ends the sub-agent's
+// scope with its status, is not in a session log.
+func (n *normalizer) taskNotice(text string, out *sdk.Out) {
+	status := tagText(text, "status")
+	if status == "" || status == "completed" {
+		return
+	}
+	w := "claude: background task"
+	if id := tagText(text, "task-id"); id != "" {
+		w += " " + id
+	}
+	w += " ended " + status
+	if sum := tagText(text, "summary"); sum != "" {
+		w += ": " + sdk.Clip(sum, 300)
+	}
+	out.Warn(w)
+}
+
+// tagText is the text between the first <tag> and the </tag> after it
+// in s, "" when s has none.
+func tagText(s, tag string) string {
+	i := strings.Index(s, "<"+tag+">")
+	if i < 0 {
+		return ""
+	}
+	s = s[i+len(tag)+2:]
+	j := strings.Index(s, "</"+tag+">")
+	if j < 0 {
+		return ""
+	}
+	return strings.TrimSpace(s[:j])
 }
 
 // newKey returns a new synthetic message key, prefix ':' and a number

@@ -228,7 +228,8 @@ func (n *normalizer) toolResult(b, tur, meta abi.Value, scope string, ts abi.Val
 	isErr := b.Get("is_error").Truthy()
 	r := sdk.ToolResult{CallID: sdk.Text(id), Output: outputOf(content), IsError: isErr, Scope: sdk.Opt(scope), Time: sdk.StringOf(ts)}
 	c := n.calls[callKey(scope, idS)]
-	if c == nil && idS != "" {
+	hold := c == nil && idS != "" && n.format == fmtSessionLog
+	if c == nil && idS != "" && !hold {
 		// The call is not in the input (a sub-agent's tool in a stream
 		// that does not carry the sub-agent's messages): the result
 		// still gets its call (spec §6.12), named after what the result
@@ -294,13 +295,28 @@ func (n *normalizer) toolResult(b, tur, meta abi.Value, scope string, ts abi.Val
 		r.Status, r.IsError = sdk.S(st), true
 		r.Error = errorText(errorText(r.Error, feedback), st)
 	}
+	// A synchronous sub-agent ends with its tool's result; a background
+	// one has only been launched (it ends with task_notification).
+	async := tur.Get("isAsync").Truthy() || tur.Get("status").Is("async_launched")
+	if hold {
+		// Claude Code can write a result before the assistant record
+		// that holds its call (the two are appended apart): the
+		// result waits for that record (see heldResult).
+		n.held = append(n.held, heldResult{r: keepResult(r), scope: strings.Clone(scope), code: exitCodeOf(content),
+			isErr: isErr, async: async, kind: synthKind(tur)})
+		out.Ignored(sdk.S(heldNative))
+		return
+	}
+	n.finishResult(c, r, isErr, async, idS, scope, out)
+}
+
+// finishResult reports r, the result of call c (nil: none) of id in
+// scope, and ends what it ends: the call, and a synchronous sub-agent.
+func (n *normalizer) finishResult(c *call, r sdk.ToolResult, isErr, async bool, idS, scope string, out *sdk.Out) {
 	out.ToolResult(r)
 	n.done(c)
-	// A synchronous sub-agent ends with its tool's result; a background
-	// one has only been launched (it ends with task_notification). The
-	// scope is that of the call the result answers: a result in the
+	// The scope is that of the call the result answers: a result in the
 	// sub-agent's own scope is one of its calls', even of the same id.
-	async := tur.Get("isAsync").Truthy() || tur.Get("status").Is("async_launched")
 	sub := ""
 	switch {
 	case c != nil && c.sub != "":
@@ -408,29 +424,39 @@ func exitCodeOf(content abi.Value) sdk.Int {
 // input, named after the tool's kind as far as its result shows it
 // ("unknown" when it does not), and says so in a warning.
 func (n *normalizer) synthesize(id string, tur abi.Value, scope string, ts abi.Value, out *sdk.Out) *call {
-	kind := ""
+	return n.synthesizeKind(id, synthKind(tur), scope, sdk.StringOf(ts), out)
+}
+
+// synthKind is the kind of tool a result's tool_use_result (tur) shows,
+// "" when it shows none.
+func synthKind(tur abi.Value) string {
 	switch {
 	case isSet(exitCodeOf(tur)) || sdk.HasPrefix(tur.Raw(), `"Error: Exit code `):
-		kind = "execute"
+		return "execute"
 	case tur.Kind() != abi.KindObject:
 	case tur.Get("stdout").Exists() || tur.Get("stderr").Exists() || tur.Get("interrupted").Exists():
-		kind = "execute"
+		return "execute"
 	case tur.Get("filenames").Exists():
-		kind = "search"
+		return "search"
 	case tur.Get("file").Kind() == abi.KindObject:
-		kind = "read"
+		return "read"
 	case tur.Get("filePath").Exists() && tur.Get("structuredPatch").Exists():
-		kind = "edit"
+		return "edit"
 	case tur.Get("url").Exists():
-		kind = "fetch"
+		return "fetch"
 	}
+	return ""
+}
+
+// synthesizeKind is synthesize with the kind known (see synthKind).
+func (n *normalizer) synthesizeKind(id, kind, scope string, ts sdk.Str, out *sdk.Out) *call {
 	name := kind
 	if name == "" {
 		name, kind = "unknown", "other"
 	}
 	c := n.noteCall(scope, id, name, abi.Value{})
 	c.reported = true
-	out.ToolCall(sdk.ToolCall{CallID: sdk.S(id), Name: sdk.S(name), Input: emptyObject(), Kind: kind, Scope: sdk.Opt(scope), Time: sdk.StringOf(ts)})
+	out.ToolCall(sdk.ToolCall{CallID: sdk.S(id), Name: sdk.S(name), Input: emptyObject(), Kind: kind, Scope: sdk.Opt(scope), Time: ts})
 	// name is one of the words above: quoted as strconv.Quote would,
 	// without linking it.
 	out.Warn("claude: tool result " + id + " has no tool call in the input; a tool.call named \"" + name + "\" was synthesized from the result")

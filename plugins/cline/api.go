@@ -19,10 +19,17 @@ func (n *normalizer) apiHistory(msgs abi.Value, out *sdk.Out) {
 		out.Ignored(sdk.S("api_conversation_history (unchanged)"))
 		return
 	}
+	copied := 0
 	for _, i := range todo {
 		m := msgs.Index(i)
 		if m.Kind() != abi.KindObject {
 			out.Warn("api_conversation_history: message " + strconv.Itoa(i) + " is not an object")
+			continue
+		}
+		if ts, ok := m.Get("ts").Int(); ok && ts > 0 && ts < n.started {
+			// Copied by /fork from the session this one was forked
+			// from: that session's turn, which its own run holds.
+			copied++
 			continue
 		}
 		key := "m" + strconv.Itoa(i)
@@ -47,6 +54,10 @@ func (n *normalizer) apiHistory(msgs abi.Value, out *sdk.Out) {
 		default:
 			out.Warn("api_conversation_history: message " + strconv.Itoa(i) + " has role " + sdk.TypeName(m.Get("role")) + ", not mapped")
 		}
+	}
+	if copied > 0 && !n.forked {
+		n.forked = true
+		out.Warn("a fork: " + strconv.Itoa(copied) + " message(s) dated before this session started were copied from the session it was forked from, whose run holds them: not reported here")
 	}
 	n.settle(out)
 }

@@ -118,10 +118,19 @@ type normalizer struct {
 	cwdSent  bool   // a history item's workspace was reported
 	api, ui  []uint64
 	versions map[int]int // api index -> versions written
+	// started is when the session of a sessions folder started, as its
+	// id states it (epoch ms; 0 when not known): a message dated before
+	// it was copied from the session this one was forked from (see
+	// forkStart). forked says that was said.
+	started int64
+	forked  bool
 	// reasoningNext: an encrypted reasoning item (Roo Code 3.31.2) came
 	// before the next assistant message, whose thinking it is.
 	reasoningNext bool
-	counted       map[int]bool
+	// counted are the API requests whose figures were reported: by
+	// their ts, else (none stated) by their index (apiRequest).
+	counted   map[int]bool
+	countedTs map[int64]bool
 	// pending are the calls of the last assistant message not yet
 	// answered, in order.
 	pending []pendingCall
@@ -140,10 +149,17 @@ type normalizer struct {
 	parent string
 	// uiStash are the UI's conversation elements not written yet, for a
 	// task read from its UI messages alone (uiconv.go); uiMapped the
-	// indices written; uiFirst the index of the UI's first API request.
+	// messages written, uiAt which one was first written at an index;
+	// uiFirst the index of the UI's first API request.
 	uiStash  []uiItem
-	uiMapped map[int]bool
+	uiMapped map[int64]bool // by uiKey
+	uiAt     map[int]int64
 	uiFirst  int
+	// uiWriting: uiConversation is writing (its messages carry ids);
+	// uiCalls and uiResults count the calls it wrote and the outcomes
+	// the UI stated for them, across parts.
+	uiWriting          bool
+	uiCalls, uiResults int
 	// The CLI's --json output (stream.go): stream once a line of it was
 	// read, structured for the schemaVersion envelope; streamMsgs
 	// messages read, calls made and command outputs passed over;
@@ -165,7 +181,7 @@ type uiError struct{ msg, code string }
 type pendingCall struct{ id, name string }
 
 func newNormalizer() *normalizer {
-	return &normalizer{versions: map[int]int{}, counted: map[int]bool{}, uiMapped: map[int]bool{}}
+	return &normalizer{versions: map[int]int{}, counted: map[int]bool{}, uiMapped: map[int64]bool{}}
 }
 
 // Line implements sdk.Normalizer.
@@ -209,6 +225,13 @@ func (n *normalizer) Line(l *sdk.Line, out *sdk.Out) error {
 			out.Unmapped(sdk.S("api_conversation_history/(not an array)"))
 			return nil
 		}
+		if v.Kind() == abi.KindObject && n.started == 0 {
+			id := v.Get("sessionId").String()
+			if id == "" {
+				id = n.taskID
+			}
+			n.started = forkStart(id)
+		}
 		n.sawTask = true
 		n.apiHistory(msgs, out)
 	case kindUI:
@@ -249,7 +272,7 @@ func (n *normalizer) twasm(v, t abi.Value, out *sdk.Out) {
 		out.Ignored(sdk.S("twasm_file"))
 	case t.Is(abi.SourceFactsType):
 		if n.sawTask {
-			n.uiContinued()
+			n.uiContinued(out)
 		}
 		if id := v.Get("name").String(); id != "" && n.taskID == "" {
 			n.taskID = id
@@ -274,6 +297,26 @@ func (n *normalizer) parentTask(v abi.Value, out *sdk.Out) bool {
 	n.parent = p.String()
 	out.Warn("a sub-task of task " + clip(n.parent) + " (a child run of its run, whose new_task call started it)")
 	return true
+}
+
+// forkStart is when a session of the Cline SDK started, as its id says
+// (createSessionId, sdk/packages/shared/src/session: Date.now() in
+// milliseconds, "_", a random suffix; the CLI's own ids the same with
+// "_cli" after), or 0 for an id of another shape. /fork
+// (forkCurrentSession, apps/cli/src/runtime/interactive/session-runtime.ts
+// at cline/cline 21cb8d2) starts a new session with the forked session's
+// messages as they were, each with its ts: a message dated before its
+// session started is one of those.
+func forkStart(id string) int64 {
+	ms, rest, ok := strings.Cut(id, "_")
+	if !ok || len(ms) != 13 || rest == "" {
+		return 0
+	}
+	v, err := strconv.ParseInt(ms, 10, 64)
+	if err != nil || v <= 0 {
+		return 0
+	}
+	return v
 }
 
 // detectKind tells a file read without its file line by its shape: the
@@ -358,12 +401,13 @@ func diff(doc abi.Value, old []uint64, file string, warnChanged bool, out *sdk.O
 
 // End implements sdk.Normalizer.
 func (n *normalizer) End(out *sdk.Out) error {
-	if len(n.api) == 0 && !n.stream && n.agent == nil && n.roo == nil {
+	if n.uiOnly() {
 		// A task read from its UI messages alone (its conversation file
 		// is missing): the UI's copy of the conversation, written before
 		// the errors held back so that the session rule sees them after
 		// the last answer.
 		n.uiConversation(out)
+		n.uiWarn(out)
 	}
 	n.settle(out)
 	switch {

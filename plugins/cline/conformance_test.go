@@ -7,6 +7,8 @@ import (
 	"encoding/json"
 	"math"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/twasm/twasm/abi/sdk/sdktest"
@@ -35,10 +37,32 @@ type facts struct {
 	costs int
 }
 
-// clineFacts reads the last version of the conversation and of the UI's
-// messages in a stream.
+// ownMessages are the messages of a sessions folder's document that its
+// session said itself: a message dated before the session started (its
+// id is Date.now() in milliseconds, "_", a suffix) was copied by /fork
+// from the session it was forked from.
+func ownMessages(id string, msgs []json.RawMessage) []json.RawMessage {
+	ms, _, _ := strings.Cut(id, "_")
+	start, err := strconv.ParseInt(ms, 10, 64)
+	if err != nil || len(ms) != 13 || !strings.Contains(id, "_") {
+		return msgs
+	}
+	var own []json.RawMessage
+	for _, m := range msgs {
+		var msg struct{ Ts int64 }
+		if json.Unmarshal(m, &msg) == nil && msg.Ts > 0 && msg.Ts < start {
+			continue
+		}
+		own = append(own, m)
+	}
+	return own
+}
+
+// clineFacts reads the last version of the conversation and every version
+// of the UI's messages in a stream.
 func clineFacts(raw []byte) facts {
-	var api, ui []json.RawMessage
+	var api []json.RawMessage
+	var ui [][]json.RawMessage // the UI's messages, each version
 	kind := ""
 	for _, l := range bytes.Split(raw, []byte("\n")) {
 		var f struct {
@@ -51,15 +75,18 @@ func clineFacts(raw []byte) facts {
 		}
 		var doc []json.RawMessage
 		if json.Unmarshal(l, &doc) != nil {
-			var obj struct{ Messages []json.RawMessage }
+			var obj struct {
+				SessionID string `json:"sessionId"`
+				Messages  []json.RawMessage
+			}
 			if json.Unmarshal(l, &obj) == nil && obj.Messages != nil {
-				api = obj.Messages
+				api = ownMessages(obj.SessionID, obj.Messages)
 			}
 			continue
 		}
 		switch {
 		case kind == "ui_messages.json":
-			ui = doc
+			ui = append(ui, doc) // every version: a request is told by its ts below
 		case kind == "api_conversation_history.json" || kind == "" && bytes.Contains(l, []byte(`"role"`)):
 			api = doc
 		}
@@ -79,19 +106,33 @@ func clineFacts(raw []byte) facts {
 			}
 		}
 	}
-	for _, m := range ui {
-		var e struct{ Say, Text string }
-		if json.Unmarshal(m, &e) != nil || e.Say != "api_req_started" && e.Say != "api_req_finished" {
-			continue
+	// A request's cost is its element's last version (the element keeps
+	// its ts); one a checkpoint restore cut from the document was made,
+	// and counts.
+	costs := map[string]float64{}
+	for _, version := range ui {
+		for i, m := range version {
+			var e struct {
+				Ts        int64
+				Say, Text string
+			}
+			if json.Unmarshal(m, &e) != nil || e.Say != "api_req_started" && e.Say != "api_req_finished" {
+				continue
+			}
+			var r struct{ Cost *float64 }
+			if json.Unmarshal([]byte(e.Text), &r) != nil || r.Cost == nil {
+				continue
+			}
+			key := "#" + strconv.Itoa(i)
+			if e.Ts > 0 {
+				key = strconv.FormatInt(e.Ts, 10)
+			}
+			costs[key] = *r.Cost
 		}
-		var r struct{ Cost *float64 }
-		if json.Unmarshal([]byte(e.Text), &r) != nil {
-			continue
-		}
-		if r.Cost != nil {
-			fx.cost += *r.Cost
-			fx.costs++
-		}
+	}
+	for _, c := range costs {
+		fx.cost += c
+		fx.costs++
 	}
 	return fx
 }

@@ -83,6 +83,18 @@
 //     not run), never the user's prompt. The metrics are not read: their "cached" is the cache
 //     writes in one sample and not said anywhere, while the UI's figures
 //     are named.
+//     A sessions folder's session is a session of the Cline SDK, its
+//     id Date.now() in milliseconds, "_" and a random suffix
+//     (createSessionId; the CLI's own ids end "_cli"). The CLI's /fork
+//     (forkCurrentSession, apps/cli at cline/cline 21cb8d2) starts a new
+//     session with the forked session's messages as they were, each with
+//     its ts, and names the forked session only in its manifest
+//     (<id>.json, metadata.fork), which the store does not read: a
+//     message dated before its session started is one of those, that
+//     session's, which its own run holds. It is not reported, and a
+//     warning counts the copied messages; the fork's run holds what
+//     followed the fork. A message without ts, and a session whose id
+//     states no start, are read whole.
 //   - ui_messages.json: ClineMessage[] {ts, type ask|say, ask|say, text,
 //     partial}. say api_req_started's text is a JSON object that Cline
 //     completes when the request ends: {tokensIn, tokensOut, cacheWrites,
@@ -107,7 +119,25 @@
 //     by its parent's new_task call, said once in a warning. The stores
 //     declare it (abi.StoreParent: history_item.json's parentTaskId, the
 //     parent's folder name), so the host makes the sub-task's run a child
-//     run of its parent's (at path "subagent").
+//     run of its parent's (at path "subagent"). Roo Code wrote
+//     history_item.json from 3.49 (RooCodeInc/Roo-Code b598efb, the
+//     per-task history store); before, a task's HistoryItem
+//     (parentTaskId, rootTaskId, childIds, number) was kept only in the
+//     editor's global state (state.vscdb, taskHistory), and nothing in a
+//     sub-task's folder names its parent, so such a sub-task is a run of
+//     its own. From 3.35 (9b5f639, delegation) to 3.48 the parent's
+//     conversation names it: the new_task call's result becomes
+//     "Subtask <child id> completed.\n\nResult:\n..." once the child
+//     ends (ClineProvider.reopenParentFromDelegation; "Delegated to child
+//     task <id>", the result the call gave, is pushed after the parent
+//     was flushed and closed, delegateParentAndOpenChild, so as far as
+//     the source shows it is not saved). Linking by that text would need the host to
+//     find a session's parent among other sessions' results, which no
+//     store field declares: not done. Before 3.35 the result is
+//     "Successfully created new task in <mode> mode with message: ...",
+//     naming no task. Kilo Code's legacy extension (its task files
+//     api_conversation_history.json, ui_messages.json,
+//     task_metadata.json; no history_item.json) is in the same case.
 //
 // A file read alone (import of api_conversation_history.json or
 // ui_messages.json) is told by its shape. A task whose conversation file
@@ -125,15 +155,26 @@
 // response the result of its use, without a status, and
 // command_permission_denied a denial; any other call has no result, and a
 // warning counts them. The usage, cost and errors are the UI's, as above:
-// an error in the tail (after the model's last request or answer) comes
+// an error in the tail (after the model's last request or answer, a
+// request still running not counting: see Order) comes
 // after this conversation, so the session rule sees it after the last
 // answer (status error); an error the task went on after (a later request
 // or answer) comes before it and does not decide the status. A task has
 // no terminal event: NoTerminal, and the host settles the status by the
-// session rule (spec §6.7). A new part of a task (a facts line after the
-// task was read: the host replays the parts it archived with their output
-// dropped) starts with nothing held back, since the earlier part's end
-// wrote it.
+// session rule (spec §6.7). A UI message is told by its ts (its index
+// where it has none): after a rewind (below) the task's next messages
+// come at indices messages cut away had, and are written too. Each
+// message of the UI's conversation has its key as its id: ui-<index>,
+// and, where a message cut away had that index, ui-<index>@<ts> (its
+// calls cline-ui-<index>[@<ts>]). A new part of a task (a facts line
+// after the task was read) first writes the UI conversation the earlier
+// part held back: sync and renormalize replay the archived parts with
+// their output dropped, and the host's filter of what the earlier parts
+// hold leaves it out (by those ids) when it comes after the replay,
+// while a whole raw capture read at once (twasm import of it) keeps it,
+// where it lost every part's conversation but the last. The errors an
+// earlier part ended on were its step's, and are not reported again.
+// End's warning of the calls without outcome counts every part's.
 //
 // # Format "json"
 //
@@ -277,14 +318,22 @@
 // turn, and the raw capture alone, read whole, gives the same transcript
 // (renormalize). An api_req_started element is counted once, when it
 // first holds figures: Cline writes it when the request starts and again
-// when it ends.
+// when it ends. A request is told by its ts (by its index where it has
+// none): a checkpoint restore, or a message deleted or edited, cuts the
+// UI's messages back (Roo Code's MessageManager.performRewind), and the
+// task's next request comes at an index a request cut away had; both
+// were made, and both count. (Cline's older say deleted_api_reqs, the
+// sum of the requests a restore cut away, repeats figures already
+// counted: it is not counted in a task's messages.)
 //
 // Order. The UI's messages come first in the stream, so what they say
 // happened after the conversation's last message is reported after the
 // conversation: an error the UI's messages end on (after the last request
-// or answer) is held back and reported after the conversation, so the
-// session rule sees it after the last answer (status error); the errors
-// before it are reported in place and do not decide the status. A
+// or answer; a request Cline started and never completed, without
+// figures or a reason it ended, does not count: nothing answered it) is
+// held back and reported after the conversation, so the session rule
+// sees it after the last answer (status error); the errors before it are
+// reported in place and do not decide the status. A
 // completion the UI showed for the conversation's last attempt_completion
 // call is that call's result (the tool ran: it presents the result);
 // the user's reply to it, "[attempt_completion] Result: ... <feedback>",

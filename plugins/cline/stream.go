@@ -230,7 +230,16 @@ func (n *normalizer) streamPrompt(key sdk.Str, text abi.Value, ts sdk.Str, out *
 		out.Ignored(sdk.S("empty prompt"))
 		return
 	}
-	oneBlock(key, sdk.Message{User: true, Time: ts}, sdk.Block{Type: sdk.BlockText, Text: sdk.Text(text), Origin: sdk.OriginPrompt}, out)
+	oneBlock(key, sdk.Message{User: true, ID: n.uiID(key), Time: ts}, sdk.Block{Type: sdk.BlockText, Text: sdk.Text(text), Origin: sdk.OriginPrompt}, out)
+}
+
+// uiID is the id of message key when it is of the UI's conversation
+// (uiConversation: its key), else none.
+func (n *normalizer) uiID(key sdk.Str) sdk.Str {
+	if n.uiWriting {
+		return key
+	}
+	return sdk.Str{}
 }
 
 // streamAssistant writes an assistant message of one block.
@@ -239,7 +248,7 @@ func (n *normalizer) streamAssistant(key sdk.Str, b sdk.Block, text abi.Value, t
 		out.Ignored(sdk.S("empty message"))
 		return
 	}
-	oneBlock(key, sdk.Message{Time: ts}, b, out)
+	oneBlock(key, sdk.Message{ID: n.uiID(key), Time: ts}, b, out)
 }
 
 // oneBlock writes message key of header m and the one block b.

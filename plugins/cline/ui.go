@@ -17,11 +17,17 @@ func (n *normalizer) uiMessages(msgs abi.Value, out *sdk.Out) {
 	hashes, todo := diff(msgs, n.ui, "ui_messages", false, out)
 	n.ui = hashes
 	// The tail: the elements after the last request or answer of the
-	// model. A completion there is the answer of the last
-	// attempt_completion call.
+	// model. A request still running there (Cline wrote it when it
+	// started and never completed it: nothing answered it) does not end
+	// the tail: the task did not go on past an error before it, which
+	// is still what the task ended on. A completion there is the answer
+	// of the last attempt_completion call.
 	tail := len(hashes)
 	for i := len(hashes) - 1; i >= 0; i-- {
 		m := msgs.Index(i)
+		if m.Get("say").Is("api_req_started") && requestRunning(m) {
+			continue
+		}
 		if m.Get("say").Is("api_req_started") || m.Get("say").Is("text") || m.Get("say").Is("tool") ||
 			m.Get("say").Is("command") || m.Get("say").Is("reasoning") || m.Get("say").Is("completion_result") {
 			tail = i + 1
@@ -96,10 +102,17 @@ func (n *normalizer) uiMessages(msgs abi.Value, out *sdk.Out) {
 // apiRequest reports the figures of one API request once Cline wrote
 // them (tokensIn, tokensOut, cacheWrites, cacheReads, cost: the cost
 // Cline states, 0 included), and the request's failure. An element read
-// again, changed or not, is counted once.
+// again, changed or not, is counted once: the same ts (else, with none,
+// the same index) is the same request.
 
 func (n *normalizer) apiRequest(m abi.Value, idx int, what string, out *sdk.Out) int {
-	if n.counted[idx] {
+	// An element is the same request while it keeps its ts (Cline
+	// completes it in place); another request at the same index (the
+	// UI's messages cut back by a checkpoint restore, a deleted or
+	// edited message, then the task went on) is a request of its own.
+	ts, byTs := m.Get("ts").Int()
+	byTs = byTs && ts > 0
+	if byTs && n.countedTs[ts] || !byTs && n.counted[idx] {
 		return 0
 	}
 	doc, ok := sdk.Parse([]byte(m.Get("text").String()))
@@ -107,16 +120,23 @@ func (n *normalizer) apiRequest(m abi.Value, idx int, what string, out *sdk.Out)
 		return 0
 	}
 	info := doc.Root()
+	if running(info) {
+		return 0 // still running: its figures come with a later version
+	}
 	in, inOK := info.Get("tokensIn").Int()
 	outT, outOK := info.Get("tokensOut").Int()
 	cw, cwOK := info.Get("cacheWrites").Int()
 	cr, crOK := info.Get("cacheReads").Int()
 	cost := info.Get("cost")
 	reason := info.Get("cancelReason")
-	if !inOK && !outOK && cost.Kind() != abi.KindNumber && !reason.Exists() {
-		return 0 // still running: its figures come with a later version
+	if byTs {
+		if n.countedTs == nil {
+			n.countedTs = map[int64]bool{}
+		}
+		n.countedTs[ts] = true
+	} else {
+		n.counted[idx] = true
 	}
-	n.counted[idx] = true
 	records := 0
 	var u sdk.Usage
 	switch {
@@ -167,6 +187,23 @@ func (n *normalizer) apiRequest(m abi.Value, idx int, what string, out *sdk.Out)
 		records++
 	}
 	return records
+}
+
+// requestRunning says whether API request m (say api_req_started) is
+// still running: Cline has not completed it with its figures or the
+// reason it ended.
+func requestRunning(m abi.Value) bool {
+	doc, ok := sdk.Parse([]byte(m.Get("text").String()))
+	return ok && running(doc.Root())
+}
+
+// running says whether a request's info (api_req_started's text) is
+// as Cline writes it when the request starts: no figures, no reason it
+// ended.
+func running(info abi.Value) bool {
+	_, inOK := info.Get("tokensIn").Int()
+	_, outOK := info.Get("tokensOut").Int()
+	return !inOK && !outOK && info.Get("cost").Kind() != abi.KindNumber && !info.Get("cancelReason").Exists()
 }
 
 // firstRequest is the index of the UI's first API request (say

@@ -19,7 +19,41 @@ import (
 // written: its index in the array and its JSON text.
 type uiItem struct {
 	idx int
+	key int64 // uiKey
 	raw string
+}
+
+// uiKey tells a UI message from another: its ts (else, with none, its
+// index as -1-index). A checkpoint restore, or a message deleted or
+// edited, cuts the UI's messages back and the task goes on: a later
+// message at the index of one cut away is another message.
+func uiKey(m abi.Value, idx int) int64 {
+	if ts, ok := m.Get("ts").Int(); ok && ts > 0 {
+		return ts
+	}
+	return -1 - int64(idx)
+}
+
+// uiName is the suffix of the message key and call id of UI message it:
+// its index, and after it, when a message cut away had that index
+// before, its ts ("3@1767300000000").
+func (n *normalizer) uiName(it uiItem) string {
+	name := strconv.Itoa(it.idx)
+	if k, ok := n.uiAt[it.idx]; ok && k != it.key {
+		name += "@" + strconv.FormatInt(it.key, 10)
+	}
+	return name
+}
+
+// uiWritten notes UI message it as written.
+func (n *normalizer) uiWritten(it uiItem) {
+	n.uiMapped[it.key] = true
+	if _, ok := n.uiAt[it.idx]; !ok {
+		if n.uiAt == nil {
+			n.uiAt = map[int]int64{}
+		}
+		n.uiAt[it.idx] = it.key
+	}
 }
 
 // uiKind is the kind of a UI message: its say, or "ask:" and its ask.
@@ -36,7 +70,7 @@ func uiKind(m abi.Value) string {
 func (n *normalizer) stashConversation(msgs abi.Value, todo []int) {
 	for _, i := range todo {
 		m := msgs.Index(i)
-		if m.Kind() != abi.KindObject || m.Get("partial").Truthy() || n.uiMapped[i] {
+		if m.Kind() != abi.KindObject || m.Get("partial").Truthy() || n.uiMapped[uiKey(m, i)] {
 			continue
 		}
 		switch uiKind(m) {
@@ -44,21 +78,38 @@ func (n *normalizer) stashConversation(msgs abi.Value, todo []int) {
 			"ask:followup", "ask:plan_mode_respond", "ask:act_mode_respond", "tool", "ask:tool",
 			"command", "ask:command", "command_output", "ask:command_output", "command_permission_denied",
 			"use_mcp_server", "ask:use_mcp_server", "mcp_server_response":
-			n.uiStash = append(n.uiStash, uiItem{idx: i, raw: string(m.Raw())})
+			n.uiStash = append(n.uiStash, uiItem{idx: i, key: uiKey(m, i), raw: string(m.Raw())})
 		}
 	}
 }
 
 // uiContinued is a new part of the same task (a facts line after a
-// task was read: the host replays the parts it archived, their output
-// dropped, then hands the new one): what the earlier part held back was
-// written at its end.
-func (n *normalizer) uiContinued() {
+// task was read). Sync and renormalize replay the parts archived before,
+// their output dropped, then hand the new one; a whole raw capture read
+// at once (twasm import of it) holds every part in one stream, and no
+// earlier part's end came. So the UI's conversation an earlier part
+// held back (a task read from its UI messages alone) is written here:
+// dropped with the replay's output, or, read after it, left out by the
+// host's filter of what the earlier parts hold (its messages carry
+// their ids, ui-<index>, its calls theirs, cline-ui-<index>); kept
+// whole in a whole capture's transcript, which otherwise lost every
+// part's conversation but the last. The errors an earlier part ended on
+// were reported at its end (the part's step) and are not again.
+func (n *normalizer) uiContinued(out *sdk.Out) {
+	if n.uiOnly() {
+		n.uiConversation(out)
+	}
 	for _, it := range n.uiStash {
-		n.uiMapped[it.idx] = true
+		n.uiWritten(it)
 	}
 	n.uiStash = n.uiStash[:0]
 	n.deferred = n.deferred[:0]
+}
+
+// uiOnly says whether the task read so far is one of UI messages alone:
+// no conversation file, no CLI output.
+func (n *normalizer) uiOnly() bool {
+	return len(n.api) == 0 && !n.stream && n.agent == nil && n.roo == nil
 }
 
 // uiConversation writes the conversation of a task read from its UI
@@ -69,27 +120,34 @@ func (n *normalizer) uiContinued() {
 // after it, joined by newlines) is its result, without a status (the UI
 // states no exit code); an MCP server's response the result of its use,
 // without a status; command_permission_denied a denial. A file tool's
-// outcome is not on the screen: its call has no result.
+// outcome is not on the screen: its call has no result. Each message's
+// id is its key, ui-<index>: the same element is the same message in
+// every part that writes it (uiContinued). The calls and results are
+// counted across the parts written (uiCalls, uiResults), for End's
+// warning.
 func (n *normalizer) uiConversation(out *sdk.Out) {
 	items := n.uiStash
 	n.uiStash = nil
+	n.uiWriting = true
+	defer func() { n.uiWriting = false }()
 	var (
 		cmdID, cmdTime string
 		cmdOut         []string
 		cmdOpen        bool
 		mcpID          string
-		calls, results int
 	)
+	calls, results := &n.uiCalls, &n.uiResults
 	flushCmd := func() {
 		if cmdOpen && len(cmdOut) > 0 {
 			out.ToolResult(sdk.ToolResult{CallID: sdk.S(cmdID), Name: sdk.S("execute_command"), Output: sdk.S(strings.Join(cmdOut, "\n")), Time: sdk.S(cmdTime)})
-			results++
+			*results++
 			cmdOpen = false
 		}
 		cmdOut = cmdOut[:0]
 	}
 	for _, it := range items {
-		n.uiMapped[it.idx] = true
+		name := n.uiName(it)
+		n.uiWritten(it)
 		doc, ok := sdk.Parse([]byte(it.raw))
 		if !ok {
 			continue
@@ -98,8 +156,8 @@ func (n *normalizer) uiConversation(out *sdk.Out) {
 		kind := uiKind(m)
 		ts := msTime(m.Get("ts"))
 		text := m.Get("text")
-		key := sdk.S("ui-" + strconv.Itoa(it.idx))
-		id := "cline-ui-" + strconv.Itoa(it.idx)
+		key := sdk.S("ui-" + name)
+		id := "cline-ui-" + name
 		if kind != "command_output" && kind != "ask:command_output" && kind != "command_permission_denied" {
 			flushCmd()
 		}
@@ -111,19 +169,19 @@ func (n *normalizer) uiConversation(out *sdk.Out) {
 		switch kind {
 		case "completion_result":
 			if t := completionText(text.String()); strings.TrimSpace(t) != "" {
-				oneBlock(key, sdk.Message{Time: ts}, sdk.Block{Type: sdk.BlockText, Text: sdk.S(t)}, out)
+				oneBlock(key, sdk.Message{ID: key, Time: ts}, sdk.Block{Type: sdk.BlockText, Text: sdk.S(t)}, out)
 			}
 		case "tool", "ask:tool":
 			if c, ok := uiToolCall(text); ok {
 				c.CallID, c.Time = sdk.S(id), ts
 				callMessage(key, c, out)
-				calls++
+				*calls++
 			}
 		case "command", "ask:command":
 			cmd := strings.TrimSuffix(text.String(), "REQ_APP")
 			callMessage(key, sdk.ToolCall{CallID: sdk.S(id), Name: sdk.S("execute_command"), Input: sdk.RawJSON(`{"command":` + quoteJSON(cmd) + `}`),
 				Kind: "execute", Command: sdk.S(cmd), Time: ts}, out)
-			calls++
+			*calls++
 			cmdID, cmdOpen, cmdTime = id, true, ts.String()
 		case "command_output", "ask:command_output":
 			if cmdOpen {
@@ -134,34 +192,39 @@ func (n *normalizer) uiConversation(out *sdk.Out) {
 			if cmdOpen {
 				out.ToolResult(sdk.ToolResult{CallID: sdk.S(cmdID), Name: sdk.S("execute_command"), Status: sdk.S("denied"),
 					Error: sdk.S(orText(text.String(), "the command was denied by Cline's command permissions")), Time: ts})
-				results++
+				*results++
 				cmdOpen, cmdOut = false, cmdOut[:0]
 			}
 		case "use_mcp_server", "ask:use_mcp_server":
 			if c, ok := uiMCPCall(text); ok {
 				c.CallID, c.Time = sdk.S(id), ts
 				callMessage(key, c, out)
-				calls++
+				*calls++
 				mcpID = id
 			}
 		case "mcp_server_response":
 			if mcpID != "" {
 				out.ToolResult(sdk.ToolResult{CallID: sdk.S(mcpID), Output: sdk.Text(text), Time: ts})
-				results++
+				*results++
 				mcpID = ""
 			}
 		}
 	}
 	flushCmd()
-	if calls > 0 {
+}
+
+// uiWarn says, at the end of a task read from its UI messages alone, how
+// few of its calls' outcomes the UI states.
+func (n *normalizer) uiWarn(out *sdk.Out) {
+	if n.uiCalls > 0 {
 		out.Warn("the task folder holds no api_conversation_history.json: its conversation is the UI's copy, which states " +
-			strconv.Itoa(results) + " of its " + strconv.Itoa(calls) + " tool call(s)' outcome (a command's output without its exit status, an MCP response, a denial); the others have no result")
+			strconv.Itoa(n.uiResults) + " of its " + strconv.Itoa(n.uiCalls) + " tool call(s)' outcome (a command's output without its exit status, an MCP response, a denial); the others have no result")
 	}
 }
 
-// callMessage writes tool call c as the model's message key.
+// callMessage writes tool call c as the model's message key (its id).
 func callMessage(key sdk.Str, c sdk.ToolCall, out *sdk.Out) {
-	out.Open(key, sdk.Message{Time: c.Time})
+	out.Open(key, sdk.Message{ID: key, Time: c.Time})
 	out.ToolUse(key, -1, c)
 	out.Close(key, sdk.MessageEnd{})
 }

@@ -18,8 +18,9 @@ import (
 // user's feedback is a prompt, the model's text an answer, a command a
 // call whose result is its command_output without a status (the UI
 // states no exit code), a file tool a call with no result; an error after
-// the last answer makes the step an error (spec §6.7), one the task went
-// on after does not. With the API history the UI's copy is not mapped.
+// the last answer makes the step an error (spec §6.7), even when a
+// request nobody answered follows it, one the task went on after does
+// not. With the API history the UI's copy is not mapped.
 // Written for the test from Cline's source.
 func TestUIOnlyConversation(t *testing.T) {
 	const head = `{"$twasm":"source","store":"Cline tasks","path":"1767225600000","name":"1767225600000","size":1,"mtime":"2026-01-01T00:05:00Z"}` + "\n" +
@@ -49,6 +50,11 @@ func TestUIOnlyConversation(t *testing.T) {
 		{"answered", head + "[" + convo + "]\n", 2, 2, "ok  pkg/a\nFAIL pkg/b", "ok", "Fixed."},
 		{"error after the last answer", head + "[" + convo + failed + "]\n", 3, 2, "ok  pkg/a\nFAIL pkg/b", "error", "And the docs"},
 		{"error the task went on after", head + "[" + convo[:strings.LastIndex(convo, ",{")] + `,{"ts":1767225608500,"type":"say","say":"error","text":"overloaded"}` + convo[strings.LastIndex(convo, ",{"):] + "]\n", 2, 2, "ok  pkg/a\nFAIL pkg/b", "ok", "Fixed."},
+		// Cline showed the error after the last answer, then started a
+		// request (api_req_started, no figures yet) nobody answered: the
+		// error is still what the task ended on.
+		{"error after the last answer, then an unanswered request", head + "[" + convo + `,{"ts":1767225610000,"type":"say","say":"error","text":"Cline tried to use write_to_file without value for required parameter 'path'."},` +
+			`{"ts":1767225611000,"type":"say","say":"api_req_started","text":"{\"request\":\"[ERROR] You did not use a tool...\"}"}]` + "\n", 2, 2, "ok  pkg/a\nFAIL pkg/b", "error", "Fixed."},
 		{"with the API history", head + "[" + convo + "]\n" + api, 1, 0, "", "ok", "Fixed."},
 	}
 	for _, tt := range tests {
@@ -86,5 +92,60 @@ func TestUIOnlyConversation(t *testing.T) {
 				t.Errorf("status %q (%s), last message %q; want %q, %q", r.Step.Status, r.Step.Error, last, tt.status, tt.lastMsg)
 			}
 		})
+	}
+}
+
+// TestUIOnlyWholeCapture: the raw capture of a task read from its UI
+// messages alone that grew (sync archived it in two parts: a facts line,
+// then the UI's messages, for each) read whole, at once (twasm import of
+// it), holds both parts' conversations, each message once: before, the
+// earlier part's conversation, held back for its end, was dropped at the
+// new part's facts line (as sync's replay wants: it is written with the
+// replay's output dropped). Each message carries its UI index as its id,
+// so that sync's filter leaves out what an earlier part holds.
+func TestUIOnlyWholeCapture(t *testing.T) {
+	const facts = `{"$twasm":"source","store":"Cline tasks","path":"1767225600000","name":"1767225600000","size":1,"mtime":"2026-01-01T00:05:00Z"}` + "\n" +
+		`{"$twasm":"file","path":"ui_messages.json","size":1,"mtime":"2026-01-01T00:05:00Z","document":true}` + "\n"
+	const part1 = `{"ts":1767225600000,"type":"say","say":"task","text":"Run the tests"},` +
+		`{"ts":1767225600100,"type":"say","say":"api_req_started","text":"{\"tokensIn\":10,\"tokensOut\":5,\"cost\":0.01}"},` +
+		`{"ts":1767225601000,"type":"say","say":"text","text":"Running them."},` +
+		`{"ts":1767225602000,"type":"ask","ask":"command","text":"go test ./..."},` +
+		`{"ts":1767225603000,"type":"ask","ask":"command_output","text":"FAIL pkg/b"}`
+	const part2 = `,{"ts":1767225607000,"type":"say","say":"user_feedback","text":"Fix it"},` +
+		`{"ts":1767225608000,"type":"say","say":"api_req_started","text":"{\"tokensIn\":30,\"tokensOut\":5,\"cost\":0.03}"},` +
+		`{"ts":1767225609000,"type":"say","say":"text","text":"Fixed."}`
+	raw := facts + "[" + part1 + "]\n" + facts + "[" + part1 + part2 + "]\n"
+	r, err := sdktest.Run(context.Background(), cline.Plugin, "cline", []byte(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var texts, ids []string
+	calls := 0
+	for _, e := range r.Events {
+		switch e.Type {
+		case transcript.MessageUser, transcript.MessageAssistant:
+			m := e.Message()
+			ids = append(ids, m.ID)
+			if len(m.Blocks) > 0 && m.Blocks[0].Text != "" {
+				texts = append(texts, m.Blocks[0].Text)
+			}
+		case transcript.ToolCall:
+			calls++
+		}
+	}
+	if want := []string{"Run the tests", "Running them.", "Fix it", "Fixed."}; strings.Join(texts, "|") != strings.Join(want, "|") {
+		t.Errorf("messages %q; want %q", texts, want)
+	}
+	if want := []string{"ui-0", "ui-2", "ui-3", "ui-5", "ui-7"}; strings.Join(ids, "|") != strings.Join(want, "|") {
+		t.Errorf("message ids %q; want %q", ids, want)
+	}
+	if calls != 1 {
+		t.Errorf("%d calls; want 1", calls)
+	}
+	if u := r.Step.Usage; u == nil || u.InputTokens == nil || *u.InputTokens != 40 {
+		t.Errorf("usage %+v; want 40 input tokens", u)
+	}
+	if len(r.Step.Warnings) != 1 || !strings.Contains(r.Step.Warnings[0], "states 1 of its 1 tool call(s)") {
+		t.Errorf("warnings %q; want one, of 1 call's outcome stated", r.Step.Warnings)
 	}
 }

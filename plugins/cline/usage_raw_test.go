@@ -17,8 +17,10 @@ import (
 // for every Cline (and Roo Code) task with the figures read here from the
 // raw input: in ui_messages.json, each say api_req_started (older
 // versions: api_req_finished) holds one API request's figures in its
-// text, a JSON object {tokensIn, tokensOut, cacheWrites, cacheReads}, the
-// last version of the document standing (Cline rewrites it whole);
+// text, a JSON object {tokensIn, tokensOut, cacheWrites, cacheReads}, its
+// last version standing (Cline rewrites the document whole), a request
+// told by its ts (a request a checkpoint restore cut from the document
+// was made: it counts);
 // tokensIn is the input neither read from nor written to the cache (Cline
 // keeps the three apart), except when Roo Code states apiProtocol
 // "openai" (then it is the whole prompt). The task's figures are the
@@ -104,6 +106,7 @@ func rawClineUsage(t *testing.T, _ string, raw []byte) plugintest.RawUsage {
 	file := ""
 	read := func(doc []byte) {
 		var msgs []struct {
+			Ts   int64  `json:"ts"`
 			Type string `json:"type"`
 			Say  string `json:"say"`
 			Text string `json:"text"`
@@ -119,7 +122,13 @@ func rawClineUsage(t *testing.T, _ string, raw []byte) plugintest.RawUsage {
 			if json.Unmarshal([]byte(m.Text), &r) != nil || r.TokensIn == nil && r.TokensOut == nil && r.CacheWrites == nil && r.CacheReads == nil {
 				continue // still running, or no figures
 			}
+			// A request is its element while it keeps its ts: a
+			// checkpoint restore cuts the UI's messages back, and a
+			// later request at the same index is another.
 			key := file + "#" + strconv.Itoa(i)
+			if m.Ts > 0 {
+				key = file + "@" + strconv.FormatInt(m.Ts, 10)
+			}
 			if _, ok := requests[key]; !ok {
 				order = append(order, key)
 			}

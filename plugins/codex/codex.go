@@ -173,8 +173,13 @@ type normalizer struct {
 	forkedFrom string
 	// forking: the lines being read are the history a forked
 	// sub-agent's rollout copied from its parent (see forked), and
-	// forkOpen says a copied turn is open.
-	forking, forkOpen bool
+	// forkOpen says a copied turn is open; or, with userCopy, the
+	// history a user's fork copied (see copiedTurn).
+	forking, forkOpen, userCopy bool
+	// forkMs is the time (Unix milliseconds) the UUIDv7 id of a user's
+	// fork states, when it was created (0: not a user fork that can
+	// tell its own turns from its copy; see stampsTurns).
+	forkMs int64
 }
 
 func newNormalizer() *normalizer {

@@ -112,6 +112,34 @@
 // agents_states (spawned before a resumed stream) opens there, unnamed;
 // one whose outcome never came is closed incomplete when the turn ends.
 //
+// The legacy event stream ({"id","msg"}, the app server's codex/event
+// notifications) has no items: it reports the multi-agent tools only by
+// their protocol events, collab_*_begin and collab_*_end (see
+// collabBegin, collabEnd). The begin (or, without one, the end) is the
+// call, named as the model calls the tool (spawn_agent, send_input,
+// wait, close_agent, resume_agent), its input what the event states
+// (prompt, receivers, model); the end is its result (a spawn without a
+// new_thread_id, a receiver not_found: an error). A spawned thread is a
+// scope linked to the spawn call, as exec-json's: its prompt, what
+// send_input sent it, and the final message or error a wait's or
+// close's AgentStatus reports ({"completed": message}, {"errored":
+// message}, shutdown and interrupted cancelled, not_found an error); a
+// close of one still running is cancelled; one never reported is
+// closed incomplete when the turn ends.
+//
+// A rollout with extended history (early 2026) also keeps the
+// multi-agent tools' end events (collab_agent_spawn_end,
+// collab_agent_interaction_end, collab_waiting_end, collab_close_end,
+// collab_resume_end), beside its call's function_call_output (before it,
+// as the v1 handlers send the event before they return the output): echoes
+// of that result, declared ignored, whose outcome completes an output
+// read after it (noteEnd; one read after the output changes nothing):
+// a spawn without a new_thread_id, or a receiver whose status is
+// not_found, fails the call; a receiver's other status (errored,
+// completed) is the sub-agent's own outcome, recorded in its own
+// rollout, not the call's. They link nothing: a spawned sub-agent's run
+// is linked at its spawn_agent call by that call's output (below).
+//
 // In rollouts, a spawned sub-agent (multi-agent v2) is a thread of its
 // own, recorded in a rollout of its own, whose session_meta names its
 // parent thread and its agent path (source.subagent.thread_spawn:
@@ -156,15 +184,38 @@
 // what it inherited; 0 where the total was not carried over). A fork
 // that copied the parent's history (Codex before the referenced forks,
 // and the copying path since) holds it after its session_meta (the
-// parent's session_meta first, written again with new timestamps), and
-// nothing in the rollout says where the copy ends (it ends between the
-// parent's turns; later builds write thread_settings_applied after it,
-// but also when a setting changes, so it ends nothing for sure): such a
-// rollout is read whole, the parent's history included, so its copied
-// tokens count in both runs (issue 28: a rule needs the parent's
-// rollout, which only the host has); a warning says so at the copy's
-// first line, the parent's session_meta. In the parent's rollout the spawn_agent, send_message and
-// wait calls are tool calls like any; sub_agent_activity repeats them (declared
+// parent's session_meta first, every line written again with a new
+// timestamp), then whatever the fork itself wrote at its start (the
+// initial context some builds append, thread_settings_applied), then
+// its own turns; no line marks where the copy ends, but the turns
+// themselves do: a build that stamps every turn it starts (0.125 and
+// later, as the real rollouts of 0.125 to 0.158 show: a UUIDv7 turn id
+// in task_started and turn_context, task_started's started_at) keeps
+// those stamps in the lines it copies, and the fork's own id is a
+// UUIDv7 made when the fork was. So, in a rollout whose own
+// session_meta names such a build (cli_version), from the parent's
+// session_meta (id forked_from_id) on, the lines are read as forked
+// history, as a sub-agent's copy is (declared ignored "(forked
+// history)", their token counts read without a report and the step's
+// usage what the fork's own counts add to them), up to the first
+// task_started or turn_context of a turn started at or after the
+// fork's creation: its turn id's time (to the millisecond), else its
+// started_at (to the second); a copied turn that states neither was
+// written by an older build than the fork's, which stamps its own. The
+// lines the fork wrote at its start before its first turn (its
+// initial context) are read with the copy: they hold no turn and no
+// token. A fork of a fork holds its grandparent's session_meta inside
+// the copy, read with it. A turn of the parent started in the same
+// millisecond as the fork was made (the same second, by started_at)
+// would be taken for the fork's first, so that the rest of the copy
+// would count in both runs. A copying fork that an older build wrote
+// (or whose id is no UUIDv7) is read whole, the parent's history
+// included, so its copied tokens count in both runs (issue 28); a
+// warning says so at the copy's first line, the parent's session_meta.
+// (The copy read as forked history counts in the parent's run only: a
+// parent whose rollout was deleted before it was archived counts it
+// nowhere, as for the other agents' forks.) In the parent's rollout the
+// spawn_agent, send_message and wait calls are tool calls like any; sub_agent_activity repeats them (declared
 // ignored), except an interrupted sub-agent, which is a warning. Messages
 // between agents (the agent_message response item {author, recipient,
 // content}; the older inter_agent_communication record, and the
@@ -244,8 +295,12 @@
 //
 // Known records with nothing for the transcript are declared ignored
 // (sdk.Out.Ignored): the *_begin
-// and output-delta echoes, dynamic_tool_call_request and
-// view_image_tool_call (echoes of a function_call), thread_name_updated
+// and output-delta echoes, dynamic_tool_call_request,
+// view_image_tool_call and the multi-agent collab_*_end events
+// (collab_agent_spawn_end, collab_agent_interaction_end,
+// collab_waiting_end, collab_close_end, collab_resume_end: echoes of a
+// function_call and its output, persisted with extended history, whose
+// outcome completes the output, above), thread_name_updated
 // (the name a user gave the thread), context_compacted, ghost_snapshot (an undo
 // commit), world_state, the 0.158+ token_usage_record (the figures of the
 // token_count event written beside it), additional_tools (tool

@@ -4,9 +4,11 @@ package codex_test
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/twasm/twasm/internal/testing/plugintest"
 	"github.com/twasm/twasm/transcript"
 )
 
@@ -51,13 +53,7 @@ func TestForkedSubAgent(t *testing.T) {
 		full       = []string{parentMeta, pStart1, ctx, pPrompt1, count(1000, 1000), pAnswer1, pDone1, pStart2, ctx, pPrompt2, pEcho2, count(2500, 1500)}
 		lastTurn   = []string{pPrompt2, pEcho2, count(2500, 1500)}
 		own        = []string{cStart, ctx, cTask, count(2800, 300), cAnswer, count(3200, 400), cDone}
-		join       = func(parts ...[]string) []string {
-			var all []string
-			for _, p := range parts {
-				all = append(all, p...)
-			}
-			return all
-		}
+		join       = slices.Concat[[]string]
 	)
 	tests := []struct {
 		name   string
@@ -77,18 +73,7 @@ func TestForkedSubAgent(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			o := runRollout(t, tt.lines)
-			var texts []string
-			for _, it := range o.Sink.Items {
-				if it.Event == nil || (it.Event.Type != transcript.MessageUser && it.Event.Type != transcript.MessageAssistant) {
-					continue
-				}
-				for _, b := range it.Event.Message().Blocks {
-					if b.Origin != transcript.OriginSystemPrompt && b.Text != "" {
-						texts = append(texts, b.Text)
-					}
-				}
-			}
-			if got := strings.Join(texts, "|"); got != tt.texts {
+			if got := messageTexts(o); got != tt.texts {
 				t.Errorf("messages %q; want %q", got, tt.texts)
 			}
 			var input int64 = -1
@@ -187,8 +172,10 @@ func TestUserFork(t *testing.T) {
 // TestUserForkCopyWarned: a fork that copied its parent's history (every
 // build before 0.158's referenced forks, and Codex's copying path since)
 // writes it after its own session_meta, the parent's session_meta first,
-// and marks no end to it: the rollout is read whole, and a warning says
-// that the parent's turns and tokens are counted in this run too. A
+// and marks no end to it. Written by a build before 0.125, which is not
+// known to stamp its turns (TestUserForkCopied), the rollout is read
+// whole, and a warning says that the parent's turns and tokens are
+// counted in this run too. A
 // referenced fork, a rollout that is no fork and a forked sub-agent
 // (whose copy is read as forked history) warn nothing of the kind.
 func TestUserForkCopyWarned(t *testing.T) {
@@ -225,4 +212,143 @@ func TestUserForkCopyWarned(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestUserForkCopied: a fork that copied its parent's history (every
+// build before 0.158's referenced forks, and Codex's copying path since)
+// writes it after its own session_meta, the parent's session_meta first,
+// every line stamped again, and marks no end to it. A build that stamps
+// every turn it starts (0.125+: a UUIDv7 turn id, started_at) tells the
+// fork's own turns from the copied ones: those started before the fork's
+// own id was made are the parent's. The copy is the parent's (its run
+// holds it): none of its messages is the fork's, and the fork's usage is
+// what its own counts add to the copy's last total (or, a build that
+// did not carry it over, its own counts). Before, the copy was read as
+// the fork's: the parent's prompts were the fork's and the input tokens
+// 3,200 (the whole running total) instead of 700. A fork written by an
+// older build is read whole, as before, and warned.
+func TestUserForkCopied(t *testing.T) {
+	ev, item := rolloutEvent, rolloutItem
+	const (
+		forkID  = "019a6b40-7d2e-7f31-8a42-1b2c3d4e5f60" // made at 1762735979822 ms
+		ownTurn = "019a6b40-9e01-7a10-b001-000000000001" // 1762735988225 ms: after the fork
+		oldTurn = "019a6b2e-9e01-7a10-b001-000000000001" // 1762734808577 ms: before it
+		oldTur2 = "019a6b30-0000-7a10-b001-000000000002"
+	)
+	meta := func(id, version, extra string) string {
+		return `{"timestamp":"t","type":"session_meta","payload":{"id":"` + id + `",` + extra + `"timestamp":"t0","cwd":"/w","originator":"codex_cli_rs","cli_version":"` + version + `","source":"cli"}}`
+	}
+	count := func(total, last int) string {
+		return ev(fmt.Sprintf(`{"type":"token_count","info":{"total_token_usage":{"input_tokens":%d,"output_tokens":%d,"total_tokens":%d},"last_token_usage":{"input_tokens":%d,"output_tokens":%d,"total_tokens":%d}}}`,
+			total, total/10, total+total/10, last, last/10, last+last/10))
+	}
+	started := func(id, extra string) string {
+		return ev(`{"type":"task_started","turn_id":"` + id + `"` + extra + `,"model_context_window":258400}`)
+	}
+	turnCtx := func(id string) string {
+		return `{"timestamp":"t","type":"turn_context","payload":{"turn_id":"` + id + `","cwd":"/w","model":"gpt-5.5"}}`
+	}
+	var (
+		fork        = meta(forkID, "0.147.0", `"forked_from_id":"p1",`)
+		oldFork     = meta(forkID, "0.120.0", `"forked_from_id":"p1",`)
+		parentMeta  = meta("p1", "0.147.0", "")
+		grandMeta   = meta("g1", "0.147.0", "")
+		pPrompt1    = item(`{"type":"message","role":"user","content":[{"type":"input_text","text":"parent prompt one"}]}`)
+		pAnswer1    = item(`{"type":"message","role":"assistant","content":[{"type":"output_text","text":"parent answer one"}],"phase":"final_answer"}`)
+		pPrompt2    = item(`{"type":"message","role":"user","content":[{"type":"input_text","text":"parent prompt two"}]}`)
+		pAnswer2    = item(`{"type":"message","role":"assistant","content":[{"type":"output_text","text":"parent answer two"}],"phase":"final_answer"}`)
+		parentTurns = func(first, second, extra string) []string {
+			return []string{
+				started(first, extra), turnCtx(first), pPrompt1, count(1000, 1000), pAnswer1, ev(`{"type":"task_complete","turn_id":"` + first + `","last_agent_message":"parent answer one"}`),
+				started(second, extra), turnCtx(second), pPrompt2, count(2500, 1500), pAnswer2, ev(`{"type":"task_complete","turn_id":"` + second + `","last_agent_message":"parent answer two"}`),
+			}
+		}
+		parent = parentTurns(oldTurn, oldTur2, `,"started_at":1762734808`)
+		// The fork's startup context (builds that append it after the
+		// copy) and the TUI's settings record.
+		startup = []string{
+			item(`{"type":"message","role":"developer","content":[{"type":"input_text","text":"<permissions instructions>workspace-write</permissions instructions>"}]}`),
+			item(`{"type":"message","role":"user","content":[{"type":"input_text","text":"<environment_context><cwd>/w</cwd></environment_context>"}]}`),
+		}
+		own = func(id, extra string, first, second string) []string {
+			return []string{
+				started(id, extra), turnCtx(id),
+				item(`{"type":"message","role":"user","content":[{"type":"input_text","text":"fork prompt"}]}`),
+				first,
+				item(`{"type":"message","role":"assistant","content":[{"type":"output_text","text":"fork answer"}],"phase":"final_answer"}`),
+				second,
+				ev(`{"type":"task_complete","turn_id":"` + id + `","last_agent_message":"fork answer"}`),
+			}
+		}
+		carried = own(ownTurn, `,"started_at":1762735988`, count(2800, 300), count(3200, 400))
+		join    = slices.Concat[[]string]
+	)
+	tests := []struct {
+		name   string
+		lines  []string
+		texts  string // the step's message texts, in order, joined by "|"
+		input  int64  // the step's input tokens, -1 for no usage
+		warned bool   // the copy is read whole, and warned
+	}{
+		{"the whole history, then the fork's turn", join([]string{fork, parentMeta}, parent, carried), "fork prompt|fork answer", 700, false},
+		{"the fork's startup context after the copy", join([]string{fork, parentMeta}, parent, startup, carried), "fork prompt|fork answer", 700, false},
+		{"own counts restart from 0", join([]string{fork, parentMeta}, parent, own(ownTurn, `,"started_at":1762735988`, count(300, 300), count(700, 400))), "fork prompt|fork answer", 700, false},
+		{"cut before the second prompt (a backtrack)", join([]string{fork, parentMeta}, parent[:6], parent[6:8], own(ownTurn, `,"started_at":1762735988`, count(1300, 300), count(1700, 400))), "fork prompt|fork answer", 700, false},
+		{"a fork of a fork: an ancestor's session_meta", join([]string{fork, parentMeta, grandMeta}, parent, carried), "fork prompt|fork answer", 700, false},
+		{"copied turns of an older build: no UUIDv7, no started_at", join([]string{fork, parentMeta}, parentTurns("0", "1", ""), carried), "fork prompt|fork answer", 700, false},
+		{"turn ids of another form: started_at decides", join([]string{fork, parentMeta}, parentTurns("pt1", "pt2", `,"started_at":1762734808`), own("ft1", `,"started_at":1762735988`, count(2800, 300), count(3200, 400))), "fork prompt|fork answer", 700, false},
+		{"no turn of its own yet", join([]string{fork, parentMeta}, parent), "", -1, false},
+		{"a build that does not stamp its turns: read whole", join([]string{oldFork, parentMeta}, parent, carried), "parent prompt one|parent answer one|parent prompt two|parent answer two|fork prompt|fork answer", 3200, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o := runRollout(t, tt.lines)
+			if got := messageTexts(o); got != tt.texts {
+				t.Errorf("messages %q; want %q", got, tt.texts)
+			}
+			var input int64 = -1
+			if u := o.Result.Usage; u != nil && u.InputTokens != nil {
+				input = *u.InputTokens
+				if u.OutputTokens == nil || *u.OutputTokens != input/10 {
+					t.Errorf("usage %+v; want output %d", u, input/10)
+				}
+			}
+			if input != tt.input {
+				t.Errorf("input tokens %d; want %d", input, tt.input)
+			}
+			if o.Result.SessionID != forkID {
+				t.Errorf("session %q; want the fork's", o.Result.SessionID)
+			}
+			if len(o.Result.Unmapped) != 0 {
+				t.Errorf("unmapped %v", o.Result.Unmapped)
+			}
+			warned := false
+			for _, w := range o.Result.Warnings {
+				warned = warned || strings.Contains(w, "holds a copy of the history of thread p1")
+			}
+			if warned != tt.warned {
+				t.Errorf("warnings %q; want the copy's: %v", o.Result.Warnings, tt.warned)
+			}
+			if tt.input >= 0 && o.Result.Status != "ok" {
+				t.Errorf("status %q (%s); want ok", o.Result.Status, o.Result.Error)
+			}
+		})
+	}
+}
+
+// messageTexts is the texts of a run's user and assistant messages (the
+// system prompt left out), in order, joined by "|".
+func messageTexts(o *plugintest.Outcome) string {
+	var texts []string
+	for _, it := range o.Sink.Items {
+		if it.Event == nil || (it.Event.Type != transcript.MessageUser && it.Event.Type != transcript.MessageAssistant) {
+			continue
+		}
+		for _, b := range it.Event.Message().Blocks {
+			if b.Origin != transcript.OriginSystemPrompt && b.Text != "" {
+				texts = append(texts, b.Text)
+			}
+		}
+	}
+	return strings.Join(texts, "|")
 }

@@ -119,16 +119,23 @@ func (n *normalizer) legacy(out *sdk.Out, msg abi.Value) {
 		}
 		// Older builds: the usage of one model response.
 		out.Usage(execUsage(msg), sdk.ModeAdd)
+	case "collab_agent_spawn_begin", "collab_agent_interaction_begin", "collab_waiting_begin", "collab_close_begin", "collab_resume_begin":
+		n.collabBegin(out, msg)
+	case "collab_agent_spawn_end", "collab_agent_interaction_end", "collab_waiting_end", "collab_close_end", "collab_resume_end":
+		n.collabEnd(out, msg)
 	case "task_complete":
 		n.closeStream(out, &n.think)
 		n.closeStream(out, &n.text)
 		n.finalText(out, msg.Get("last_agent_message"), sdk.Message{})
+		n.closeAgents(out)
 		n.completeTurn(out)
 	case "turn_aborted":
+		n.closeAgents(out)
 		n.finish(out, sdk.StatusIncomplete, abortText(msg))
 	case "error":
 		// The task ends with this error: no task_complete follows
 		// (retries are stream_error).
+		n.closeAgents(out)
 		n.failTurn(out, msg.Get("message"))
 	case "stream_error", "warning":
 		reportError(out, msg.Get("message"), "stream error")

@@ -37,13 +37,16 @@ func (n *normalizer) rollout(out *sdk.Out, root, typ abi.Value) {
 			n.usage.inherits = isUserFork(m)
 			if n.usage.inherits {
 				n.forkedFrom = m.Get("forked_from_id").String()
+				n.forkMs = forkTime(m)
 			}
 		}
 		id := m.Get("id")
 		if id.Kind() != abi.KindString {
 			id = m.Get("session_id")
 		}
-		n.copiedHistory(id, out)
+		if n.copiedHistory(id, out) {
+			return
+		}
 		// cwd is where the session runs; its git member names a commit,
 		// branch and remote URL, never the repository's root directory.
 		cwd := sdk.StringOf(m.Get("cwd"))
@@ -536,6 +539,31 @@ func (n *normalizer) noteEnd(p abi.Value) {
 				}
 			}
 		}
+	case "collab_agent_spawn_end":
+		// spawn_agent's end (CollabAgentSpawnEndEvent): new_thread_id
+		// is the sub-agent's thread, null when none was spawned (the
+		// output then says why). The child run of a spawned one is its
+		// own rollout, linked at this call by the output's agent_id
+		// (subAgentOf), not by this event; its status here is the
+		// sub-agent's, not the call's.
+		if id := p.Get("new_thread_id"); id.Kind() != abi.KindString || id.Is("") {
+			e.status, e.err = toolError, "no sub-agent was spawned"
+		} else {
+			e.status = toolOK
+		}
+	case "collab_agent_interaction_end", "collab_close_end", "collab_resume_end":
+		// send_input's, close_agent's and resume_agent's ends: the
+		// receiver's status as the sender saw it. A receiver that
+		// does not exist fails the call (the output says so too);
+		// any other status is the sub-agent's own outcome, which its
+		// own rollout records, not the call's.
+		if collabStatus(p.Get("status")) == "not_found" {
+			e.status, e.err = toolError, "sub-agent "+sdk.StringOf(p.Get("receiver_thread_id")).String()+" not found"
+		}
+	case "collab_waiting_end":
+		// wait's end: the statuses of the sub-agents it waited for,
+		// their outcomes (each in its own rollout), which the output
+		// repeats; the wait itself does not fail by them.
 	case "mcp_tool_call_end":
 		res := p.Get("result")
 		if ok := res.Get("Ok"); ok.Exists() {
@@ -554,6 +582,21 @@ func (n *normalizer) noteEnd(p abi.Value) {
 		n.ends = map[string]endInfo{}
 	}
 	n.ends[id.String()] = e
+}
+
+// collabStatus is the name of a sub-agent's status as Codex's protocol
+// serializes AgentStatus: a string ("pending_init", "running",
+// "shutdown", "not_found", "interrupted") or an object of one member
+// ({"completed": message|null}, {"errored": message}).
+func collabStatus(v abi.Value) string {
+	if v.Kind() == abi.KindObject {
+		it := v.Iter()
+		if it.Next() {
+			return sdk.View(it.Key())
+		}
+		return ""
+	}
+	return sdk.Name(v)
 }
 
 func (n *normalizer) messageItem(out *sdk.Out, p abi.Value, ts sdk.Str) {
@@ -736,11 +779,14 @@ func (n *normalizer) eventMsg(out *sdk.Out, p abi.Value, ts sdk.Str) {
 		// Retries and warnings: errors the provider reported that do
 		// not end the turn.
 		reportError(out, p.Get("message"), "stream error")
-	case "exec_command_end", "patch_apply_end", "mcp_tool_call_end", "dynamic_tool_call_response":
+	case "exec_command_end", "patch_apply_end", "mcp_tool_call_end", "dynamic_tool_call_response",
+		"collab_agent_spawn_end", "collab_agent_interaction_end", "collab_waiting_end", "collab_close_end", "collab_resume_end":
 		// UI echoes of results that a response item repeats (a call
 		// takes one result); what they say about the outcome is kept
 		// for that item, which records it: the event is declared
-		// ignored.
+		// ignored. The multi-agent tools' ends (persisted with
+		// extended history, early 2026) are such echoes too: see
+		// noteEnd.
 		n.noteEnd(p)
 		out.Ignored(sdk.S("event_msg/" + t.String()))
 	case "guardian_assessment":
@@ -762,7 +808,8 @@ func (n *normalizer) eventMsg(out *sdk.Out, p abi.Value, ts sdk.Str) {
 		"dynamic_tool_call_request", "view_image_tool_call":
 		// UI echoes of calls whose request and result are response
 		// items (a dynamic tool's request repeats its function_call,
-		// view_image_tool_call names the path of a view_image call).
+		// view_image_tool_call names the path of a view_image call; the
+		// multi-agent v1 collab_*_end events are read above, noteEnd).
 		out.Ignored(sdk.S("event_msg/" + t.String()))
 	case "undo_completed":
 		// /undo (builds of late 2025 to early 2026 persisted its end;

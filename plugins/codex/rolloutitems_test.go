@@ -23,7 +23,8 @@ import (
 //     persisted by builds of early 2026 with extended history) is an
 //     error, though its function_call_output holds only content items;
 //   - a multi-agent tool's refusal ("collab spawn failed: ...") is an
-//     error, though the rollout keeps only its text;
+//     error, though the rollout keeps only its text; the tools' end
+//     events (collab_*_end) echo their results;
 //   - a call the auto-reviewer (guardian) denied is denied, by its
 //     guardian_assessment or by the rejection its output gives the
 //     model; one whose review timed out did not run (cancelled);
@@ -79,6 +80,29 @@ func TestRolloutNewerItems(t *testing.T) {
 		guardTimedOut = item(`{"type":"function_call_output","call_id":"call_g1","output":"The automatic permission approval review did not finish before its deadline. Do not assume the action is unsafe based on the timeout alone. You may retry once, or ask the user for guidance or explicit approval."}`)
 		guardPlain    = item(`{"type":"function_call_output","call_id":"call_g1","output":"not run"}`)
 		guardRan      = item(`{"type":"function_call_output","call_id":"call_g1","output":"Exit code: 0\nWall time: 0.1 seconds\nOutput:\n"}`)
+		spawnEnd      = ev(`{"type":"collab_agent_spawn_end","call_id":"call_s1","sender_thread_id":"019b0000-0000-7000-8000-0000000000a1","new_thread_id":"019b0000-0000-7000-8000-0000000000e1","new_agent_nickname":"Euler","prompt":"review","status":"pending_init"}`)
+		spawnEndNone  = ev(`{"type":"collab_agent_spawn_end","call_id":"call_s1","sender_thread_id":"019b0000-0000-7000-8000-0000000000a1","new_thread_id":null,"prompt":"review","status":"not_found"}`)
+		sendCall      = item(`{"type":"function_call","name":"send_input","arguments":"{\"id\":\"019b0000-0000-7000-8000-0000000000e1\",\"message\":\"also the tests\"}","call_id":"call_i1"}`)
+		sendEnd       = ev(`{"type":"collab_agent_interaction_end","call_id":"call_i1","sender_thread_id":"019b0000-0000-7000-8000-0000000000a1","receiver_thread_id":"019b0000-0000-7000-8000-0000000000e1","prompt":"also the tests","status":{"errored":"stream disconnected"}}`)
+		sendOK        = item(`{"type":"function_call_output","call_id":"call_i1","output":"{\"submission_id\":\"sub-1\"}"}`)
+		waitEnd       = ev(`{"type":"collab_waiting_end","sender_thread_id":"019b0000-0000-7000-8000-0000000000a1","call_id":"call_w1","statuses":{"019b0000-0000-7000-8000-0000000000e9":{"completed":"All tests pass."}}}`)
+		waitOK        = item(`{"type":"function_call_output","call_id":"call_w1","output":"{\"status\":{\"019b0000-0000-7000-8000-0000000000e9\":{\"completed\":\"All tests pass.\"}},\"timed_out\":false}"}`)
+		closeCall     = item(`{"type":"function_call","name":"close_agent","arguments":"{\"id\":\"019b0000-0000-7000-8000-0000000000e9\"}","call_id":"call_c1"}`)
+		closeEndGone  = ev(`{"type":"collab_close_end","call_id":"call_c1","sender_thread_id":"019b0000-0000-7000-8000-0000000000a1","receiver_thread_id":"019b0000-0000-7000-8000-0000000000e9","status":"not_found"}`)
+		closeGone     = item(`{"type":"function_call_output","call_id":"call_c1","output":"{\"status\":\"not_found\"}"}`)
+		closeEndDone  = ev(`{"type":"collab_close_end","call_id":"call_c1","sender_thread_id":"019b0000-0000-7000-8000-0000000000a1","receiver_thread_id":"019b0000-0000-7000-8000-0000000000e9","status":{"completed":null}}`)
+		closeOK       = item(`{"type":"function_call_output","call_id":"call_c1","output":"{\"status\":{\"completed\":null}}"}`)
+		eSpawnEnd     = ev(`{"type":"collab_agent_spawn_end","call_id":"call_s1","sender_thread_id":"s1","new_thread_id":"019b0000-0000-7000-8000-0000000000e1","new_agent_nickname":"Euler","new_agent_role":"explorer","prompt":"review","model":"gpt-5.4","reasoning_effort":"medium","status":"running"}`)
+		eSendCall     = item(`{"type":"function_call","name":"send_input","arguments":"{\"id\":\"019b0000-0000-7000-8000-0000000000e1\",\"message\":\"also the tests\"}","call_id":"call_i1"}`)
+		eSendOut      = item(`{"type":"function_call_output","call_id":"call_i1","output":"{\"submission_id\":\"x1\"}"}`)
+		eSendEnd      = ev(`{"type":"collab_agent_interaction_end","call_id":"call_i1","sender_thread_id":"s1","receiver_thread_id":"019b0000-0000-7000-8000-0000000000e1","prompt":"also the tests","status":"running"}`)
+		eWaitAll      = item(`{"type":"function_call","name":"wait","arguments":"{\"ids\":[\"019b0000-0000-7000-8000-0000000000e1\"]}","call_id":"call_w2"}`)
+		eWaitOut      = item(`{"type":"function_call_output","call_id":"call_w2","output":"{\"status\":{\"019b0000-0000-7000-8000-0000000000e1\":{\"completed\":\"LGTM\"}},\"timed_out\":false}"}`)
+		eWaitEnd      = ev(`{"type":"collab_waiting_end","sender_thread_id":"s1","call_id":"call_w2","agent_statuses":[{"thread_id":"019b0000-0000-7000-8000-0000000000e1","agent_nickname":"Euler","status":{"completed":"LGTM"}}],"statuses":{"019b0000-0000-7000-8000-0000000000e1":{"completed":"LGTM"}}}`)
+		eCloseCall    = item(`{"type":"function_call","name":"close_agent","arguments":"{\"id\":\"019b0000-0000-7000-8000-0000000000e1\"}","call_id":"call_c1"}`)
+		eCloseOut     = item(`{"type":"function_call_output","call_id":"call_c1","output":"{\"status\":{\"completed\":\"LGTM\"}}"}`)
+		eCloseEnd     = ev(`{"type":"collab_close_end","call_id":"call_c1","sender_thread_id":"s1","receiver_thread_id":"019b0000-0000-7000-8000-0000000000e1","status":{"completed":"LGTM"}}`)
+		eResumeEnd    = ev(`{"type":"collab_resume_end","call_id":"call_r1","sender_thread_id":"s1","receiver_thread_id":"019b0000-0000-7000-8000-0000000000e1","status":"running"}`)
 		subStopped    = ev(`{"type":"sub_agent_activity","event_id":"e3","occurred_at_ms":3,"agent_thread_id":"c1","agent_path":"/root/worker","kind":"interrupted"}`)
 	)
 	// Codex's guardian_rejection_message (core/src/guardian/review.rs).
@@ -126,9 +150,31 @@ func TestRolloutNewerItems(t *testing.T) {
 			status: "ok", assistant: []string{"Done."}, tools: []toolWant{
 				{"spawn_agent", "error", "collab spawn failed: agent thread limit reached"},
 				{"wait", "error", "agent with id 019b0000-0000-7000-8000-0000000000e9 not found"}}},
+		{name: "multi-agent v1's collab_*_end echoes of its calls", lines: []string{meta, start, prompt, spawnCall, spawnOK, eSpawnEnd, eSendCall, eSendOut, eSendEnd, eWaitAll, eWaitOut, eWaitEnd, eCloseCall, eCloseOut, eCloseEnd, eResumeEnd, answer, done},
+			status: "ok", assistant: []string{"Done."}, tools: []toolWant{
+				{"spawn_agent", "ok", `{"agent_id":"019b0000-0000-7000-8000-0000000000e1","nickname":"Euler"}`},
+				{"send_input", "ok", `{"submission_id":"x1"}`},
+				{"wait", "ok", `{"status":{"019b0000-0000-7000-8000-0000000000e1":{"completed":"LGTM"}},"timed_out":false}`},
+				{"close_agent", "ok", `{"status":{"completed":"LGTM"}}`}}},
 		{name: "a sub-agent spawned", lines: []string{meta, start, prompt, spawnCall, spawnOK, answer, done},
 			status: "ok", assistant: []string{"Done."}, tools: []toolWant{
 				{"spawn_agent", "ok", `{"agent_id":"019b0000-0000-7000-8000-0000000000e1","nickname":"Euler"}`}}},
+		// The multi-agent tools' end events (extended history, early
+		// 2026; CollabAgentSpawnEndEvent and the others in Codex's
+		// protocol.rs) echo the call's result: none is unmapped, none
+		// is a call or result of its own; a spawn without a new thread
+		// and a receiver not found fail the call, a receiver's own
+		// error (its outcome, in its own rollout) does not.
+		{name: "multi-agent end events echo their calls' results", lines: []string{meta, start, prompt, spawnCall, spawnEnd, spawnOK, sendCall, sendEnd, sendOK, waitCall, waitEnd, waitOK, closeCall, closeEndDone, closeOK, answer, done},
+			status: "ok", assistant: []string{"Done."}, tools: []toolWant{
+				{"spawn_agent", "ok", `{"agent_id":"019b0000-0000-7000-8000-0000000000e1","nickname":"Euler"}`},
+				{"send_input", "ok", `{"submission_id":"sub-1"}`},
+				{"wait", "ok", `{"status":{"019b0000-0000-7000-8000-0000000000e9":{"completed":"All tests pass."}},"timed_out":false}`},
+				{"close_agent", "ok", `{"status":{"completed":null}}`}}},
+		{name: "multi-agent end events that say the call failed", lines: []string{meta, start, prompt, spawnCall, spawnEndNone, spawnLimit, closeCall, closeEndGone, closeGone, answer, done},
+			status: "ok", assistant: []string{"Done."}, tools: []toolWant{
+				{"spawn_agent", "error", "collab spawn failed: agent thread limit reached"},
+				{"close_agent", "error", `{"status":"not_found"}`}}},
 		{name: "the auto-reviewer denied a call: denied, with its reason", lines: []string{meta, start, prompt, guardCall, guardPending, guardDenied, guardRejected, answer, done},
 			status: "ok", assistant: []string{"Done."}, tools: []toolWant{{"exec_command", "denied", rejection}}},
 		{name: "a guardian denial the rollout did not keep: its output says so", lines: []string{meta, start, prompt, guardCall, guardRejected, answer, done},

@@ -441,11 +441,20 @@ func (n *normalizer) event(v, t, d abi.Value, ts sdk.Str, out *sdk.Out) {
 			n.taskFailed = ""
 			out.Ignored(sdk.S(sdk.TypeName(t)))
 		}
+	case t.Is("hook.end") && d.Get("success").Kind() == abi.KindFalse:
+		// A hook the user configured (sessionStart, userPromptSubmitted,
+		// preToolUse, postToolUse, agentStop, ...) failed: a warning,
+		// as the claude plugin's hook outcomes. A preToolUse hook's
+		// failure denies the call, which its completion records.
+		out.Warn("copilot: hook " + strOr(d.Get("hookType"), "(unnamed)") + " failed: " +
+			sdk.Clip(strOr(d.Path("error", "message"), "success false"), 500))
 	case t.Is("assistant.turn_start"), t.Is("assistant.turn_end"),
+		t.Is("hook.start"), t.Is("hook.end"),
 		t.Is("tool.execution_partial_result"), t.Is("session.idle"), t.Is("permission.requested"),
 		t.Is("session.permissions_changed"), t.Is("session.usage_checkpoint"),
 		t.Is("session.mode_changed"), t.Is("session.compaction_start"):
-		// Lifecycle markers, previews of what a later event carries
+		// Lifecycle markers (a hook's run that succeeded among them),
+		// previews of what a later event carries
 		// whole (toolRequests, execution_complete), the permission
 		// prompt of a call already recorded (it stays dangling until it
 		// completes), permission and mode changes (interactive,

@@ -221,11 +221,30 @@
 // conversation) are warnings, with the counts they state: the model no
 // longer sees those messages; the transcript keeps them.
 //
+// Forks. The Copilot CLI's /fork (1.0.45; /branch is its alias since
+// 1.0.64) and the SDK's sessions.fork RPC (experimental: sessionId, an
+// optional toEventId the fork stops before, an optional name) make a new
+// session holding the source session's events. Nothing public says how
+// the fork's events.jsonl marks what it copied: the SDK's event schema
+// (github/copilot-sdk nodejs/src/generated/session-events.ts at cc0438d,
+// 2026-08-21) has no member naming a fork's source (session.start's
+// detachedFromSpawningParentSessionId names the interactive session a
+// detached remote-agent run continues, not a fork), its fork tests
+// compare only the conversation the SDK reads back, and the CLI, whose
+// source is not public, says only (changelog 1.0.47) that forked
+// sessions show their origin in its sessions dialog. No public capture
+// of a fork was found. So a fork is read as any session: what it copied,
+// and any shutdown totals it repeats, count in both sessions' runs.
+//
 // Final text. The content of the last assistant.message with content.
+//
+// A hook.end with success false (a hook the user configured failed; a
+// preToolUse hook's failure denies its call, which the completion says)
+// is a warning naming the hook type and its error.message.
 //
 // Unmapped. Lifecycle markers and previews of what a later event carries
 // whole are declared ignored (sdk.Out.Ignored): assistant.turn_start and
-// turn_end, tool.execution_partial_result (execution_complete has the
+// turn_end, hook.start and a hook.end that succeeded, tool.execution_partial_result (execution_complete has the
 // output), session.idle, permission.requested (the call is already
 // recorded and stays dangling until it completes), permission.completed
 // (see Tools), session.permissions_changed, session.usage_checkpoint,
@@ -247,7 +266,7 @@
 // the transcript has no place for
 // (session.mcp_server_status_changed, session.skills_loaded,
 // mcp.tools.list_changed, subagent.selected,
-// hooks, new types) is counted by type; text that is not JSON
+// new types) is counted by type; text that is not JSON
 // as "non_json"; a JSON value that is not an object as "non_object"; an
 // object without a type as "(no type)".
 //

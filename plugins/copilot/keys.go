@@ -9,7 +9,7 @@ import "github.com/twasm/twasm/abi"
 var keys = abi.NewKeySet(
 	"agentId", "agentName", "agent_type", "arguments", "cancelled", "cacheReadTokens", "chosenModel", "cacheWriteTokens", "code", "command", "content", "context", "copilotVersion", "cwd", "gitRoot",
 	"currentModel", "data", "deltaContent", "description", "detailedContent", "encryptedContent", "ephemeral", "error",
-	"errorCode", "errorMessage", "errorReason", "errorType", "exitCode", "feedback", "id", "infoType", "inputDelta", "inputTokens", "isAutopilotContinuation", "kind",
+	"errorCode", "errorMessage", "errorReason", "errorType", "exitCode", "feedback", "hookType", "id", "infoType", "inputDelta", "inputTokens", "isAutopilotContinuation", "kind",
 	"message", "messageId", "messagesCleared", "messagesRemovedDuringTruncation", "model", "modelMetrics", "name", "newModel", "outputTokens", "parentToolCallId", "prompt", "properties", "reason", "reasoningOpaque",
 	"reasoningText", "reasoningTokens", "result", "selectedModel", "sessionId", "shutdownType", "source", "statusCode",
 	"success", "summary", "summaryContent", "timestamp", "tool", "toolCallId", "toolName", "toolRequests", "toolTelemetry", "tokensRemovedDuringTruncation", "transformedContent", "type", "usage",

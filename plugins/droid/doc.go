@@ -1,5 +1,6 @@
-// Package droid is the twasm normalizer for Factory's Droid CLI. It is a
-// plain Go package (tests, fuzzing and the native baseline run it through
+// Package droid is the twasm normalizer for Factory's Droid CLI: its
+// session store and droid exec's output. It is a plain Go package
+// (tests, fuzzing and the native baseline run it through
 // sdk.Plugin.Driver); plugins/droid/wasm is the two-line WebAssembly
 // entry point.
 //
@@ -49,6 +50,64 @@
 // no answer follows it, and any other is counted unmapped as
 // "agent_turn_outcome/<resultKind>".
 //
+// # Format stream-json (droid exec)
+//
+// twasm record --provider droid -- droid exec --output-format stream-json
+// "...": droid exec's events, one JSON object a line, as Factory's
+// documentation of droid exec shows them and readers of it parse them
+// (BloopAI/vibe-kanban's droid executor, among others; exec.go):
+// {"type": "system", "subtype": "init", cwd, session_id, tools, model}
+// first, then {"type": "message", role, id, text, timestamp, session_id}
+// (the prompt the run was given, then the model's texts), {"type":
+// "reasoning", id, text}, {"type": "tool_call", id, messageId, toolId,
+// toolName, parameters}, {"type": "tool_result", id, messageId, toolId,
+// isError, value | error: {type, message}}, {"type": "error", source,
+// message} and, at the end, {"type": "completion", finalText, numTurns,
+// durationMs, session_id, usage: {input_tokens, output_tokens,
+// cache_read_input_tokens, cache_creation_input_tokens,
+// thinking_tokens}}. Timestamps are epoch milliseconds (an RFC 3339
+// string in some versions). --output-format debug, its earlier name,
+// prints the same events without ids, session or completion: they are
+// read alike (format "stream-json").
+//
+// Each tool_call is a tool_use block in an assistant message of its own
+// and the tool.call (its id, else toolCallId, else one made from the
+// line: "droid-call-l<line>"); a tool_result answers the call its id (or
+// toolCallId) names, and one naming none (some versions left the id out)
+// the earliest call still waiting, of the same tool when one is. Its
+// value is the output (a string, else its JSON, whose exitCode is the
+// exit code); isError, an error object (its message the error, with the
+// exit code a failed Execute states) or a non-zero exit code make it an
+// error. The completion is the terminal event: ok (an error when it says
+// isError), finalText the final answer, its usage the run's, as Anthropic
+// names the figures (input_tokens the uncached input), thinking_tokens
+// added to the output as its reasoning part (see Usage). An error event,
+// or a log record the CLI printed among them ({level: "error", error:
+// {name, message}}), is an error the provider reported: the step's
+// status when no completion follows. A stream cut before its completion
+// is incomplete (spec §6.7), as debug's always is.
+//
+// # Format json (droid exec)
+//
+// droid exec --output-format json prints one object when the run ends,
+// pretty-printed or on one line (Reassemble): {"type": "result",
+// "subtype": "success", is_error, duration_ms, num_turns, result,
+// session_id}. It is the terminal event: ok, or an error (is_error, or a
+// subtype other than success) whose text is the result; result is the
+// final answer. Its usage and total_cost_usd, where it states them, are
+// the run's. Factory's own GitHub action (Factory-AI/droid-action,
+// base-action/src/run-droid.ts) reads such a result, with
+// total_cost_usd and permission_denials, at the end of stream-json too:
+// one there is read the same way.
+//
+// Detection (twasm import --provider auto): droid exec's message
+// {role, text}, tool_call {toolName, parameters}, tool_result {isError or
+// value} and completion {finalText} vote for Droid; its init and result
+// share Claude Code's type names but not Claude's fields (MCP servers,
+// permission mode, API time, cost, usage) and vote for neither, so that
+// Claude Code's streams stay Claude's. A json result without those
+// fields is Droid's.
+//
 // # Decisions
 //
 // Messages. A user message's text blocks are its prompt; a text block
@@ -61,7 +120,9 @@
 // "visibility": "user_only" is Droid's notice to the user ("Error:
 // Connection error.", "No active subscription found."), not a prompt and
 // nothing the model saw: a warning of the step, and an error the
-// provider reported when its text starts "Error:".
+// provider reported when its text starts "Error:". One marked
+// "visibility": "llm_only" is context Droid gave the model only (the
+// open file, a notification): injected context, never a prompt.
 //
 // Tools. A tool_result is the call's result: its content (a string, or
 // the text of its blocks joined by newlines), an error when is_error says

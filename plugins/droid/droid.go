@@ -14,8 +14,8 @@ var Plugin = sdk.Plugin{
 		Name:        "droid",
 		Version:     "0.1.0",
 		Providers:   []string{"droid"},
-		Formats:     []string{fmtSession},
-		Description: "Factory Droid sessions (~/.factory/sessions/*/<id>.jsonl) with their <id>.settings.json usage",
+		Formats:     []string{fmtSession, fmtStream, fmtJSON},
+		Description: "Factory Droid sessions (~/.factory/sessions/*/<id>.jsonl) with their <id>.settings.json usage, and droid exec --output-format stream-json, debug or json",
 		// Droid keeps sessions until the user deletes them (doc.go,
 		// "Store"). A session is its JSONL and the settings document
 		// beside it, which holds its usage: a tree store, one session
@@ -34,6 +34,9 @@ var Plugin = sdk.Plugin{
 	},
 	New:  func(abi.BeginOptions) sdk.Normalizer { return &normalizer{} },
 	Keys: keys,
+	// droid exec --output-format json may print its result object
+	// pretty-printed, over several lines.
+	Reassemble: true,
 }
 
 // fmtSession is the format name reported in OpMeta and the manifest.
@@ -49,6 +52,11 @@ type normalizer struct {
 	calls    map[string]string // call id -> tool name
 	resulted map[string]bool   // call ids whose latest call has its result
 	usage    string            // the latest tokenUsage reported, as JSON (a settings document read again)
+	// droid exec's output (exec.go): exec once an event of it was read,
+	// sessionID once its session was reported; pending the calls still
+	// waiting for their results, in order.
+	exec, sessionID bool
+	pending         []pendingCall
 }
 
 // Line implements sdk.Normalizer.
@@ -71,6 +79,9 @@ func (n *normalizer) Line(l *sdk.Line, out *sdk.Out) error {
 	if strings.HasSuffix(n.file, ".settings.json") || !v.Get("type").Exists() && v.Get("tokenUsage").Exists() {
 		n.start(abi.Value{}, out)
 		n.settings(v, out)
+		return nil
+	}
+	if n.execLine(v, l.No, out) {
 		return nil
 	}
 	t := v.Get("type")
@@ -223,15 +234,21 @@ func (n *normalizer) settings(v abi.Value, out *sdk.Out) {
 		return
 	}
 	n.usage = raw
-	u := sdk.Split(sdk.IntOf(tu.Get("inputTokens")), sdk.IntOf(tu.Get("cacheReadTokens")), sdk.IntOf(tu.Get("cacheCreationTokens")))
-	// Droid counts thinking apart from the output (ccusage prices
-	// outputTokens + thinkingTokens as output): every output token is
-	// their sum, the thinking its reasoning part.
-	think := sdk.IntOf(tu.Get("thinkingTokens"))
-	u.Output = sdk.IntOf(tu.Get("outputTokens")).Plus(think)
-	u.Reasoning = think
+	u := droidUsage(sdk.IntOf(tu.Get("inputTokens")), sdk.IntOf(tu.Get("cacheReadTokens")), sdk.IntOf(tu.Get("cacheCreationTokens")),
+		sdk.IntOf(tu.Get("outputTokens")), sdk.IntOf(tu.Get("thinkingTokens")))
 	u.Total = sdk.IntOf(tu.Get("totalTokens"))
 	out.Usage(u, sdk.ModeSet)
+}
+
+// droidUsage is a usage as Droid states it: the uncached input apart
+// from the cache read and write, and thinking apart from the output
+// (ccusage prices outputTokens + thinkingTokens as output): every output
+// token is their sum, the thinking its reasoning part.
+func droidUsage(uncached, cacheRead, cacheWrite, output, thinking sdk.Int) sdk.Usage {
+	u := sdk.Split(uncached, cacheRead, cacheWrite)
+	u.Output = output.Plus(thinking)
+	u.Reasoning = thinking
+	return u
 }
 
 // message handles a message line: a user's (the prompt, tool results)
@@ -268,6 +285,9 @@ func (n *normalizer) message(v abi.Value, no int, out *sdk.Out) {
 		n.notice(content, out)
 		return
 	}
+	// A message only the model sees ("visibility": "llm_only") is
+	// context Droid gave it, not the user's prompt.
+	llmOnly := m.Get("visibility").Is("llm_only") || v.Get("visibility").Is("llm_only")
 	said := false
 	opened := false
 	open := func() {
@@ -278,7 +298,7 @@ func (n *normalizer) message(v abi.Value, no int, out *sdk.Out) {
 	}
 	if content.Kind() == abi.KindString && !content.Is("") {
 		open()
-		out.Block(key, -1, sdk.Block{Type: sdk.BlockText, Text: sdk.Text(content), Origin: origin(content)})
+		out.Block(key, -1, sdk.Block{Type: sdk.BlockText, Text: sdk.Text(content), Origin: userOrigin(content, llmOnly)})
 	}
 	it := content.Iter()
 	for it.Next() {
@@ -286,7 +306,7 @@ func (n *normalizer) message(v abi.Value, no int, out *sdk.Out) {
 		switch {
 		case b.Get("type").Is("text") && b.Get("text").Kind() == abi.KindString && !b.Get("text").Is(""):
 			open()
-			out.Block(key, -1, sdk.Block{Type: sdk.BlockText, Text: sdk.Text(b.Get("text")), Origin: origin(b.Get("text"))})
+			out.Block(key, -1, sdk.Block{Type: sdk.BlockText, Text: sdk.Text(b.Get("text")), Origin: userOrigin(b.Get("text"), llmOnly)})
 		case b.Get("type").Is("tool_result"):
 			n.result(b, ts, out)
 			said = true
@@ -297,6 +317,15 @@ func (n *normalizer) message(v abi.Value, no int, out *sdk.Out) {
 	} else if !said {
 		out.Ignored(sdk.S("message/user"))
 	}
+}
+
+// userOrigin is the origin of a user message's text: injected context
+// in a message only the model sees (llmOnly), else as origin says.
+func userOrigin(t abi.Value, llmOnly bool) string {
+	if llmOnly {
+		return sdk.OriginInjected
+	}
+	return origin(t)
 }
 
 // origin is a user text's origin: a text that is only Droid's

@@ -17,7 +17,7 @@ import (
 // provider error when it names one (so a session whose last turn failed
 // is not ok), an unknown outcome is counted by its kind, a notice Droid
 // shows the user only is a warning (an error when it says so), never a
-// prompt, a compaction's summary is injected context with a warning, and
+// prompt, one only the model sees is injected context, a compaction's summary is injected context with a warning, and
 // the todo list and the session's end are accounted for without a record.
 func TestSessionRecords(t *testing.T) {
 	const (
@@ -52,6 +52,12 @@ func TestSessionRecords(t *testing.T) {
 		{name: "an error notice is a provider error", lines: []string{start, prompt, answer,
 			`{"type":"message","id":"msg-050","timestamp":"2026-07-28T10:00:05.000Z","message":{"role":"user","content":[{"type":"text","text":"Error: Connection error."}],"visibility":"user_only"},"parentId":"a1"}`},
 			status: "error", errors: []string{"Connection error"}, warning: "Connection error", notice: "Connection error"},
+		// Context only the model sees ("visibility": "llm_only", as
+		// Droid marks the context it adds) after the last answer: not
+		// a prompt left unanswered (it read incomplete), injected.
+		{name: "a message only the model sees is injected context", lines: []string{start, prompt, answer,
+			`{"type":"message","id":"c1","timestamp":"2026-07-28T10:00:04.000Z","message":{"role":"user","visibility":"llm_only","content":[{"type":"text","text":"The open file is parser.go."}]}}`},
+			status: "ok", injected: "The open file is parser.go."},
 		{name: "compaction summary, todo list, session end", lines: []string{start, prompt, answer,
 			`{"type":"todo_state","id":"d4","timestamp":"2026-07-28T10:00:04.000Z","todos":[{"content":"Fix parser","status":"in_progress"}]}`,
 			`{"type":"compaction_state","id":"c","timestamp":"2026-07-28T10:00:05.000Z","summaryText":"S: the parser was fixed","summaryTokens":1,"summaryKind":"llm_summary","anchorMessage":{"id":"a1","index":1},"removedCount":2}`,

@@ -18,7 +18,11 @@ import (
 // input, cacheReadTokens and cacheCreationTokens the cache read and
 // write, outputTokens the output less the thinking (thinkingTokens,
 // counted apart), totalTokens as stated. The messages state no usage: a
-// session file alone states none.
+// session file alone states none. droid exec's output states the run's
+// usage in its completion (or json result): input_tokens the uncached
+// input, cache_read_input_tokens and cache_creation_input_tokens the
+// cache's, output_tokens the output less thinking_tokens; the last one
+// stands.
 func TestSessionUsageMatchesRaw(t *testing.T) {
 	plugintest.UsageSide{
 		Plugin: droid.Plugin, Provider: "droid",
@@ -38,14 +42,29 @@ func rawDroidUsage(t *testing.T, _ string, raw []byte) plugintest.RawUsage {
 		Thinking      *int64 `json:"thinkingTokens"`
 		Total         *int64 `json:"totalTokens"`
 	}
+	type execUsage struct {
+		Input         *int64 `json:"input_tokens"`
+		Output        *int64 `json:"output_tokens"`
+		CacheCreation *int64 `json:"cache_creation_input_tokens"`
+		CacheRead     *int64 `json:"cache_read_input_tokens"`
+		Thinking      *int64 `json:"thinking_tokens"`
+	}
 	var last *tokenUsage
 	for _, l := range plugintest.Lines(raw) {
 		var doc struct {
 			Type       string      `json:"type"`
 			TokenUsage *tokenUsage `json:"tokenUsage"`
+			Usage      *execUsage  `json:"usage"`
 		}
-		if json.Unmarshal(l, &doc) == nil && doc.Type == "" && doc.TokenUsage != nil {
+		if json.Unmarshal(l, &doc) != nil {
+			continue
+		}
+		switch {
+		case doc.Type == "" && doc.TokenUsage != nil:
 			last = doc.TokenUsage
+		case (doc.Type == "completion" || doc.Type == "result") && doc.Usage != nil:
+			last = &tokenUsage{Input: doc.Usage.Input, Output: doc.Usage.Output, CacheCreation: doc.Usage.CacheCreation,
+				CacheRead: doc.Usage.CacheRead, Thinking: doc.Usage.Thinking}
 		}
 	}
 	if last == nil {

@@ -127,6 +127,29 @@
 // one naming another session (two sessions in one file) is a warning,
 // and its records are read into the same step.
 //
+// A history written again (replay.go). GeminiChat.setHistory, given
+// messages without ids (a checkpoint's history on /chat resume, a tool
+// call's checkpoint on /restore, a history the CLI masked, trimmed or
+// compressed), records each as a message of its own under a new id
+// (recordSyntheticMessage, since google-gemini/gemini-cli 055e0f6: a
+// user or gemini record, the model's without model or tokens, its
+// content the message's parts), then the $set patch of that history.
+// Those records are no turns of the session: a user record that opens
+// with the session context or a compression's summary starts such a
+// history, and so does a gemini record without model whose content is a
+// list of parts (the CLI records an answer with its model and its text);
+// the user and such gemini records after it belong to it until the $set
+// patch or a record of another kind. A record of it that repeats a
+// message already reported (its type and text, every call in it reported;
+// a user record of nothing but results of reported calls) is that
+// message, declared ignored; the others (another session's checkpoint, a
+// summary) are history the CLI wrote, each a message.user of injected
+// context; a warning counts both. A resumed session's prompts, answers,
+// calls and tokens so count once, and a checkpoint of another session
+// resumed in this one adds none of its turns here. A history written
+// again that opens with neither (none the CLI writes today) is read as
+// before: its user records as prompts.
+//
 // Sub-agents (spec §6.10). The CLI runs a sub-agent as one tool call of
 // the parent: delegate_to_agent {agent_name, objective, ...} (builds of
 // early 2026), invoke_agent {agent_name, prompt} (0.39 and later), or a
@@ -150,11 +173,34 @@
 // characters>; SubAgentCalls toolCalls/agentId/id), so the host archives
 // a sub-agent's chat as a child run of its session's run, linked at the
 // call whose record names it, its turns and tokens counted once, in the
-// session's totals. Such a call (its record states an agentId) opens no
+// session's totals (a chat synced while its call ran, before the record,
+// is linked at the session's latest part, then archived again at the
+// call by the sync that finds the session's run holding it, superseding
+// the first: Entry.LooseAt in internal/archive). Such a call (its record states an agentId) opens no
 // scope: the chat's run is the child. A call whose record names no agent
 // (builds before 0.39, a stream) opens one, as follows; a run an older
 // twasm made of such a scope is superseded by the chat's run when the
 // host links the chat at its call.
+//
+// Before 0.39 nothing names which call started a chat, so the scope
+// stays beside it. In 0.37 and 0.38 (local-executor.ts: agentId six
+// random characters; the chat chats/<session id>/<agentId>.json) the
+// host links the chat at the session's latest part, and the call's scope
+// is a second child holding its prompt and answer (its tokens are the
+// chat's only: counted once): the call's record states no agentId, its
+// result and resultDisplay (SubagentProgress, whose activity ids are
+// random UUIDs) name nothing of the chat, and the chat does not name the
+// agent or the call; only times (the chat's startTime between the call's
+// message and its record) would tie them, which no store field declares.
+// In 0.31 to 0.36 the sub-agent's GeminiChat recorded under its caller's
+// promptId, the session's id (LocalAgentExecutor.executionContext), so
+// its chat is chats/session-<minute>-<the id's first 8 characters>.json
+// beside the session's, stating the session's own id and kind
+// "subagent": the host, which keys a file's sub-agents by a directory or
+// by a member without a condition (abi.Store.SubAgentOf), cannot tell it
+// from the session's file, and archives it as a run of its own. Every
+// chat of kind "subagent" says in a warning that it is a sub-agent's,
+// not a user's session (sessionMeta).
 //
 // Otherwise its own turns are in neither the stream nor the session
 // file, so its child run holds what the call states: the scope opens at the call,

@@ -78,6 +78,9 @@ type normalizer struct {
 	called  map[string]bool
 	sayings map[uint64]bool
 	turns   int
+	// replay is the history the CLI is writing again as records of their
+	// own (replay.go), while it does.
+	replay replay
 
 	// agents are the sub-agents' scopes, in the order they started: the
 	// open ones, and the closed ones of session records (a stream's are
@@ -118,6 +121,7 @@ func (n *normalizer) End(out *sdk.Out) error {
 			n.final(false, out)
 		}
 	case fmtSession:
+		n.endReplay(out)
 		n.endSession(out)
 	}
 	n.endAgents(out)
@@ -151,6 +155,9 @@ func (n *normalizer) document(v abi.Value, out *sdk.Out) {
 		// events carry no id.
 		n.setFormat(fmtSession, out)
 		n.sessionMeta(v, out)
+		if n.replayed(v, t, out) {
+			return
+		}
 		n.sessionRecord(v, out)
 	case t.Kind() == abi.KindString:
 		n.streamEvent(v, t, out)
@@ -167,11 +174,17 @@ func (n *normalizer) document(v abi.Value, out *sdk.Out) {
 		if !n.setMessages(v.Get("$set"), out) {
 			out.Ignored(sdk.S("$set"))
 		}
+		if v.Get("$set").Get("messages").Exists() {
+			// The patch that closes a history written again: the
+			// history the CLI sends the model from now on.
+			n.endReplay(out)
+		}
 	case v.Get("$rewindTo").Exists():
 		// The user rewound the conversation (/rewind) to a message: the
 		// CLI drops it and what followed from the history it sends the
 		// model; the transcript keeps them, and says so.
 		n.setFormat(fmtSession, out)
+		n.endReplay(out)
 		out.Warn("gemini session rewound to message " + sdk.TypeName(v.Get("$rewindTo")) + ": that message and the ones after it were dropped from the conversation the model sees (they stay in this transcript)")
 	default:
 		if k := firstKey(v); len(k) > 1 && k[0] == '$' {

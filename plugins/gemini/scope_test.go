@@ -3,9 +3,11 @@
 package gemini_test
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/twasm/twasm/internal/normalize"
 	"github.com/twasm/twasm/internal/testing/plugintest"
 	"github.com/twasm/twasm/plugins/gemini"
 )
@@ -131,6 +133,34 @@ func TestSubAgentOwnChat(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			plugintest.WantToolTrace(t, gemini.Plugin, "gemini", tt.lines, tt.want)
+		})
+	}
+}
+
+// TestSubAgentChatMarked: a chat whose header says kind "subagent" (a
+// JSON Lines header or a whole document) is a sub-agent's, and the step
+// says so in a warning naming the id it states (Gemini CLI 0.31 to 0.36
+// wrote such a chat beside its session's, stating the session's id and
+// no call, so it is archived as a run of its own and would otherwise read
+// as a user's session); a main chat, or one of a build that states no
+// kind, is not. Before, nothing told such a run from a user's session.
+func TestSubAgentChatMarked(t *testing.T) {
+	const user = `{"id":"u1","timestamp":"2026-03-10T09:15:02.200Z","type":"user","content":[{"text":"Your task is to find the retry policy."}]}`
+	const marked = `gemini: a sub-agent's chat (kind "subagent"), not a user's session: its prompt is the calling agent's; it states the id s1 (before Gemini CLI 0.37 its session's, with no call that started it; since 0.37 its own)`
+	for _, c := range []struct {
+		name, in string
+		want     []string
+	}{
+		{"records of a sub-agent", `{"sessionId":"s1","projectHash":"h","startTime":"2026-03-10T09:15:02.100Z","kind":"subagent"}` + "\n" + user + "\n", []string{marked}},
+		{"document of a sub-agent", `{"sessionId":"s1","projectHash":"h","messages":[` + user + `],"kind":"subagent"}` + "\n", []string{marked}},
+		{"records of the main agent", `{"sessionId":"s1","projectHash":"h","startTime":"2026-03-10T09:15:02.100Z","kind":"main"}` + "\n" + user + "\n", nil},
+		{"document stating no kind", `{"sessionId":"s1","projectHash":"h","messages":[` + user + `]}` + "\n", nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			res := plugintest.Run(t, gemini.Plugin, []byte(c.in), normalize.Options{Provider: "gemini"}).Result
+			if !slices.Equal(res.Warnings, c.want) {
+				t.Errorf("warnings %q, want %q", res.Warnings, c.want)
+			}
 		})
 	}
 }

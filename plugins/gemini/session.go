@@ -86,8 +86,19 @@ func (n *normalizer) sessionFile(v abi.Value, out *sdk.Out) {
 	}
 }
 
+// sessionMeta reports a session file's id. A chat whose header says
+// kind "subagent" (ChatRecordingService since 0.31) is a sub-agent's
+// conversation, not a user's session, and the step says so: its prompt
+// is the calling agent's. Before 0.37 such a chat is a
+// session-<time>-<id>.json beside its session's, stating the session's
+// own id and no call, so it is archived as a run of its own (0.37 and
+// later: a chat in a directory named by the session's id, linked as a
+// child run, see doc.go).
 func (n *normalizer) sessionMeta(v abi.Value, out *sdk.Out) {
 	n.session(v.Get("sessionId"), out)
+	if v.Get("kind").Is("subagent") {
+		out.Warn("gemini: a sub-agent's chat (kind \"subagent\"), not a user's session: its prompt is the calling agent's; it states the id " + clip([]byte(sdk.View(v.Get("sessionId")))) + " (before Gemini CLI 0.37 its session's, with no call that started it; since 0.37 its own)")
+	}
 }
 
 // header handles the header record of a JSONL session file. A second

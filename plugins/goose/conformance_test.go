@@ -5,8 +5,10 @@ package goose_test
 import (
 	"bytes"
 	"encoding/json"
+	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/twasm/twasm/abi/sdk/sdktest"
 	"github.com/twasm/twasm/internal/testing/plugintest"
@@ -18,7 +20,9 @@ import (
 // block, every response Goose or the tool marked failed ({status: error},
 // isError) or that is Goose's answer to a refused call not ok, and every
 // other ok. The step's tokens are TestSessionUsageMatchesRaw's, over the
-// same inputs.
+// same inputs. A message created before its session (copy_session's copy
+// of another session's conversation) is that session's: none of its
+// facts is this run's.
 func checkFacts(t *testing.T, r *sdktest.Result) {
 	o := plugintest.FromResult(r)
 	fx := gooseFacts(r.Raw)
@@ -69,6 +73,7 @@ type gooseItem struct {
 
 func gooseFacts(raw []byte) facts {
 	fx := facts{failed: map[string]bool{}}
+	var created int64 // the session's creation (unix seconds), 0 when no copy is possible
 	for _, l := range bytes.Split(raw, []byte("\n")) {
 		var e struct {
 			Twasm   string          `json:"$twasm"`
@@ -82,12 +87,21 @@ func gooseFacts(raw []byte) facts {
 		}
 		role, content := e.Role, e.Content
 		switch {
+		case e.Twasm == "row" && e.Table == "sessions":
+			created = copyCreated(e.Row)
 		case e.Twasm == "row" && e.Table == "messages":
 			var m struct {
 				Role    string      `json:"role"`
 				Content []gooseItem `json:"content_json"`
+				Created int64       `json:"created_timestamp"`
 			}
 			_ = json.Unmarshal(e.Row, &m)
+			if m.Created > 10_000_000_000 {
+				m.Created /= 1000
+			}
+			if m.Created < created {
+				continue
+			}
 			role, content = m.Role, m.Content
 		}
 		for _, c := range content {
@@ -114,4 +128,26 @@ func gooseFacts(raw []byte) facts {
 		}
 	}
 	return fx
+}
+
+// copyCreated is a sessions row's creation time (unix seconds) when the
+// session is one create_session made ("<date>_<n>", created_at in UTC):
+// one copy_session can have filled. Otherwise 0.
+func copyCreated(row json.RawMessage) int64 {
+	var s struct {
+		ID      string `json:"id"`
+		Created string `json:"created_at"`
+	}
+	if json.Unmarshal(row, &s) != nil || !regexp.MustCompile(`^[0-9]{8}_[0-9]{1,5}$`).MatchString(s.ID) {
+		return 0
+	}
+	for _, layout := range []string{"2006-01-02 15:04:05", "2006-01-02T15:04:05Z07:00", "2006-01-02 15:04:05Z07:00", "2006-01-02T15:04:05"} {
+		if at, err := time.Parse(layout, s.Created); err == nil {
+			if _, off := at.Zone(); off != 0 {
+				return 0
+			}
+			return at.Unix()
+		}
+	}
+	return 0
 }

@@ -13,7 +13,11 @@
 //     last one read on (the last comes again and replaces itself, by its
 //     message_id).
 //   - "session": a session file of Goose before sessions.db
-//     (<id>.jsonl in the same directory, named by the session's id): a
+//     (<id>.jsonl in the same directory, named by the session's id; the
+//     first Goose with sessions.db imports each into it under that id,
+//     import_legacy, and leaves the file: the store is keyed,
+//     abi.StoreSessionKey, so a session in both is archived from the
+//     database only, its turns and tokens counted once): a
 //     metadata line (working_dir, description, the token counters), then
 //     one message a line, of the same shape as a message row's
 //     content (which a session file may hold as a string: the list
@@ -93,6 +97,24 @@
 // April 2025 (a prompt, an MCP tool call and its response, the list
 // alone), which a peer's test quotes (the file's metadata line is not
 // quoted).
+//
+// Copies. copy_session (goose session --resume --fork, the desktop's
+// Duplicate, and its fork of a session at an edited message) creates a
+// new session, then writes the original's conversation into it as it
+// was: each message keeps its message_id and created_timestamp, and the
+// token counters are not copied (block/goose session_manager.rs,
+// copy_session and replace_conversation). Those turns and calls are the
+// original session's, which its own run holds: a message created in a
+// second before its session was (the row's created_at, UTC) is declared
+// ignored as "(forked history)", so the copy's run holds only what it did
+// itself, and its usage, its own counters, was never the original's. Only
+// a session create_session named ("<date>_<n>") is read so: a session
+// imported from a session file of Goose before sessions.db
+// (import_legacy_session) is named by the file and dated by its creation,
+// else its last change, which may follow its messages. An export
+// imported back (import_session) is dated now but carries the exported
+// session's counters: beside the original, its tokens count in both
+// runs, and nothing in the row says it was imported.
 //
 // Place. The step result's cwd and project (ABI 1.6, spec §4): the
 // session's working_dir; Goose names no repository root.

@@ -40,11 +40,14 @@ var Plugin = sdk.Plugin{
 			SQLite: Queries,
 		}, {
 			// Goose before sessions.db wrote one JSON Lines file per
-			// session in the same directory (a later Goose imports them
-			// into sessions.db, under the same ids: a session found in
-			// both is archived from each).
+			// session in the same directory; the first Goose with
+			// sessions.db imports them into it, under the same ids
+			// (import_legacy: the file's name), and leaves them there.
+			// A session found in both is archived from the database
+			// only (the key store, abi.StoreSessionKey), and one
+			// archived from its file before is superseded.
 			Name:  "Goose session files (before sessions.db)",
-			Roots: roots, Pattern: "*.jsonl",
+			Roots: roots, Pattern: "*.jsonl", Session: abi.StoreSessionKey,
 		}, {
 			// The first Goose CLI (late 2024) kept its session files
 			// under ~/.config/goose/sessions on every system
@@ -109,6 +112,10 @@ ORDER BY id`},
 type normalizer struct {
 	meta  bool
 	model string
+	// created is when the session was created, as its row's created_at
+	// states it to the second ("YYYY-MM-DDTHH:MM:SS", UTC; "" when not
+	// known, or the session is none a copy can be: see copied).
+	created string
 	// names are the tools' names by request id (a response names only
 	// the request).
 	names map[string]string
@@ -193,6 +200,13 @@ func (n *normalizer) row(v abi.Value, out *sdk.Out) {
 		out.Meta(sdk.Meta{SessionID: sdk.Text(r.Get("id"))})
 		n.session(r, out)
 	case "messages":
+		if n.copied(r.Get("created_timestamp")) {
+			// A message the session was created with, copied from the
+			// session it was forked or duplicated from: that session's
+			// turn, which its own run holds.
+			out.Ignored(sdk.S(forkedHistory))
+			return
+		}
 		id := ""
 		if r.Get("message_id").Kind() == abi.KindString {
 			id = r.Get("message_id").String()
@@ -203,9 +217,67 @@ func (n *normalizer) row(v abi.Value, out *sdk.Out) {
 	}
 }
 
+// forkedHistory is the native name under which a message a session was
+// created with, copied from another session, is declared ignored.
+const forkedHistory = "(forked history)"
+
+// createdSecond is a sessions row's created_at to the second in RFC 3339
+// form ("2025-11-02T10:00:00"), or "" when the row is none a copy can be
+// or its time is not UTC. Goose writes created_at as SQLite's
+// CURRENT_TIMESTAMP ("2025-11-02 10:00:00", UTC); a session imported
+// from a session file of Goose before sessions.db
+// (import_legacy_session) gets the file's creation time, else its last
+// modification, which can follow every message in it: such a session is
+// named by its file ("20250325_200615", or a name the user gave), never
+// "<date>_<n>" as create_session names a session, so only a session of
+// that name can be a copy.
+func createdSecond(r abi.Value) string {
+	id, at := r.Get("id").String(), r.Get("created_at").String()
+	date, num, ok := strings.Cut(id, "_")
+	if !ok || len(date) != 8 || !digits(date) || len(num) == 0 || len(num) > 5 || !digits(num) {
+		return ""
+	}
+	if len(at) < 19 || (at[10] != ' ' && at[10] != 'T') {
+		return ""
+	}
+	switch rest := at[19:]; {
+	case rest == "", rest == "Z", rest == "+00:00", rest[0] == '.':
+	default:
+		return ""
+	}
+	return at[:10] + "T" + at[11:19]
+}
+
+// digits says whether s is all ASCII digits.
+func digits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// copied says whether a message created at created (its row's
+// created_timestamp) was copied into the session from another.
+// copy_session (goose session --resume --fork, the desktop's Duplicate
+// and its fork of a session at an edited message) creates a new session,
+// then writes the original's conversation into it as it was, each
+// message's created_timestamp and message_id kept, its token counters
+// not copied (session_manager.rs, replace_conversation): a message
+// created in a second before the session was is one of those.
+func (n *normalizer) copied(created abi.Value) bool {
+	if n.created == "" {
+		return false
+	}
+	t := seconds(created)
+	return len(t) >= 19 && t[:19] < n.created
+}
+
 // session handles the session's record (a sessions row, or a session
 // file's first line): its model, its parent, its usage and cost.
 func (n *normalizer) session(r abi.Value, out *sdk.Out) {
+	n.created = createdSecond(r)
 	if m := r.Get("model_config_json").Get("model_name"); m.Kind() == abi.KindString && m.String() != "" {
 		n.model = m.String()
 		out.Meta(sdk.Meta{Model: sdk.S(n.model)})

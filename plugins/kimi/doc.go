@@ -63,8 +63,9 @@
 //     assistant message, "<system>Previous context has been compacted.
 //     ...</system>" and the summary: injected context and a warning. The
 //     file has no times, no model and no usage: none is reported. A
-//     sub-agent's context is a file of its own (<uuid>_sub_N.jsonl): not
-//     linked.
+//     sub-agent's context is a file of its own (<uuid>_sub_N.jsonl, the
+//     same format; its first prompt the Task call's prompt), a child
+//     run of the session's (Sub-agents below).
 //
 // None has a terminal record: the step is reported with NoTerminal and
 // the host settles its status by the session rule of spec §6.7.
@@ -165,7 +166,20 @@
 // session names (its result not written yet when the session was archived,
 // or a sub-agent's own sub-agent, whose Agent call is in the sub-agent's
 // journal, in the same directory) is linked at the session's latest part:
-// which call started it is not guessed.
+// which call started it is not guessed. The Kimi CLI before 0.59 kept each
+// sub-agent's context in <session uuid>_sub_N.jsonl beside the session's
+// (tools/multiagent/task.py: next_available_rotation of <uuid>_sub.jsonl,
+// N from 1 in the order the Task calls ran): the store declares them
+// (abi.Store.SubAgents "{stem}_sub_N.jsonl", N one to four digits) and
+// the host makes each a child run of the session's, linked at the
+// session's latest part. Nothing names the Task call that started it: the
+// sub-agent's file states no call id, the call's result is the
+// sub-agent's last answer (ToolOk(output=final_response)) and its
+// arguments hold the prompt its file starts with; a Task call refused
+// before it ran ("Subagent not found") made no file, so N is not the
+// N-th Task call either. Linking at the call would need the host to
+// match the call's prompt or result text with the file, which no store
+// field declares: not guessed.
 //
 // Side questions. The Kimi CLI's /btw asks a side question while the
 // agent works (soul/btw.py): a separate model call answers it from the
@@ -202,9 +216,18 @@
 // part's facts line names the fork's session, the first the parent's):
 // the copy is then the part the run held already, and nothing is reset
 // (the fork's turns are that run's). The Kimi CLI's /fork and /undo
-// (session_fork.py) copy the journal with no marker: such a fork is read
-// whole, and when its parent went on after it (so that sync makes it a
-// run of its own) its copied tokens count in both runs.
+// (session_fork.py fork_session) write the parent's wire.jsonl lines,
+// up to a turn, into a new session's journal with no marker, and nothing
+// in the new session names its parent (its state.json only titles it
+// "Fork: ..."). When the parent went on after it, sync makes the fork a
+// run of its own, and the host, which finds the lines the two files
+// share, names them in the facts line of the fork's first part
+// (abi.SourceFacts.Copied, ABI 1.10: the run holding them and how many
+// lines): the plugin reads them as at Kimi Code's marker, their turns
+// shown, their tokens set back to 0 at the first line after them (or
+// the stream's end), the copy's open messages closed first, and a
+// warning names that run. A Kimi CLI fork synced by a host before 1.10
+// is read whole: its copied tokens count in both runs.
 //
 // Model and metadata. The model is the latest llm.request's (the model
 // the request was sent to, as the provider names it: kimi-k2.7-code),
@@ -245,8 +268,9 @@
 // conversation); before 0.59 (50a663a9) as sessions/<md5 of the work
 // directory>/<uuid4>.jsonl, the context alone, which the store "Kimi CLI
 // context files (before 0.59)" declares by a glob of the uuid's shape,
-// leaving out the copies a revert or compaction rotated to
-// <uuid>_N.jsonl and the sub-agents' <uuid>_sub_N.jsonl. Neither agent
+// with the sub-agents' <uuid>_sub_N.jsonl (contextPattern), leaving out
+// the copies a revert or compaction rotated to <uuid>_N.jsonl and
+// <uuid>_sub_N_M.jsonl. Neither agent
 // deletes sessions. The manifest declares the three stores (abi.Store),
 // so sync and doctor find them without a sync.json entry.
 //

@@ -30,10 +30,11 @@ var Plugin = sdk.Plugin{
 			{Name: "Kimi CLI sessions", Roots: []abi.Root{{Env: "KIMI_SHARE_DIR"}, {Path: "~/.kimi"}}, Dir: "sessions",
 				Pattern: "*/*/wire.jsonl"},
 			// Before 0.59 the Kimi CLI kept only the model's context, one
-			// file a session named by its uuid4; the glob leaves out the
-			// copies a revert or compaction rotated to <uuid>_N.jsonl.
+			// file a session named by its uuid4, and each sub-agent's
+			// (the Task tool) in <uuid>_sub_N.jsonl beside it: a child
+			// run of the session's (contextPattern).
 			{Name: "Kimi CLI context files (before 0.59)", Roots: []abi.Root{{Env: "KIMI_SHARE_DIR"}, {Path: "~/.kimi"}}, Dir: "sessions",
-				Pattern: "*/*-*-*-*-????????????.jsonl"},
+				Pattern: contextPattern, SubAgents: "{stem}" + contextSub + ".jsonl"},
 		},
 		// The session id is only in the path (the session's directory).
 		SourceFacts: true,
@@ -41,6 +42,21 @@ var Plugin = sdk.Plugin{
 	New:  func(abi.BeginOptions) sdk.Normalizer { return &normalizer{} },
 	Keys: keys,
 }
+
+// contextPattern is the glob of the Kimi CLI's context files before 0.59
+// (context.go), relative to ~/.kimi/sessions: <work dir
+// hash>/<uuid4>.jsonl, a session, and <uuid4>_sub_N.jsonl, N from 1 (up
+// to 9999), its sub-agents' contexts (tools/multiagent/task.py:
+// next_available_rotation of <uuid>_sub.jsonl, numbered from 1 in the
+// order the Task calls ran). It leaves out the copies a revert or
+// compaction rotated to <uuid>_N.jsonl (a session's) and
+// <uuid>_sub_N_M.jsonl (a sub-agent's), which hold what the file held
+// before. contextSub is the sub-agents' suffix alone, for the store's
+// SubAgents glob.
+const (
+	contextSub     = "{_sub_[1-9],_sub_[1-9][0-9],_sub_[1-9][0-9][0-9],_sub_[1-9][0-9][0-9][0-9]}"
+	contextPattern = "*/*-*-*-*-????????????{,_sub_[1-9],_sub_[1-9][0-9],_sub_[1-9][0-9][0-9],_sub_[1-9][0-9][0-9][0-9]}.jsonl"
+)
 
 // Format names, as reported in OpMeta and the manifest: fmtWire is Kimi
 // Code's journal ({"type": "turn.prompt", ..., "time"}), fmtLegacy the
@@ -91,6 +107,15 @@ type normalizer struct {
 	// names (sessionID the first's).
 	counted sdk.Usage
 	current string
+
+	// facts counts the facts lines read, so that a line's number in the
+	// session's file is its number in the stream less them; copyLines is
+	// how many of the file's first lines another run holds (the facts
+	// line's "copied", see copyEnds), copiedRun that run, until the copy
+	// ends.
+	facts     int
+	copyLines int64
+	copiedRun string
 }
 
 // addUsage adds u to the step's usage.
@@ -115,10 +140,16 @@ func (n *normalizer) addUsage(u sdk.Usage, out *sdk.Out) {
 // part naming the fork's session, the first the parent's). The copied
 // tokens are then counted once, in the earlier parts: nothing is reset.
 func (n *normalizer) forked(out *sdk.Out) {
-	if n.sessionID != n.current {
+	if n.sessionID != n.current || !n.uncount(out) {
 		out.Ignored(sdk.S("forked"))
 		return
 	}
+	out.Warn("forked from another session: the turns above the fork are that session's, shown here as the context this one started from; their tokens are not counted here")
+}
+
+// uncount sets the step's usage back to 0 (each figure stated so far),
+// so that it is only what follows, and reports whether there was any.
+func (n *normalizer) uncount(out *sdk.Out) bool {
 	zero := func(f sdk.Int) sdk.Int {
 		if _, ok := f.Value(); ok {
 			return sdk.N(0)
@@ -130,11 +161,28 @@ func (n *normalizer) forked(out *sdk.Out) {
 		Reasoning: zero(c.Reasoning), Uncached: zero(c.Uncached), CacheWrite1h: zero(c.CacheWrite1h), Total: zero(c.Total)}
 	n.counted = sdk.Usage{}
 	if reset == (sdk.Usage{}) {
-		out.Ignored(sdk.S("forked"))
-		return
+		return false
 	}
 	out.Usage(reset, sdk.ModeSet)
-	out.Warn("forked from another session: the turns above the fork are that session's, shown here as the context this one started from; their tokens are not counted here")
+	return true
+}
+
+// copyEnds ends the lines the facts line says another run holds
+// (abi.SourceFacts.Copied: a Kimi CLI /fork or /undo, which writes its
+// parent's wire.jsonl lines up to a turn into the new session with no
+// mark, synced after the parent's run holds them): it is called at the
+// first line after them, or at the stream's end, and closes the copy's
+// messages still open. As at Kimi Code's fork marker, their turns stay in this run, shown as the context the
+// session started from, and the tokens they stated are set back to 0
+// (each figure stated), so the step's usage is only what follows; a
+// warning names the run that counts them.
+func (n *normalizer) copyEnds(out *sdk.Out) {
+	lines, run := n.copyLines, n.copiedRun
+	n.copyLines, n.copiedRun = 0, ""
+	n.closeAll(out) // a message of the copy still open states its usage now
+	if n.uncount(out) {
+		out.Warn("its first " + strconv.FormatInt(lines, 10) + " lines are those run " + sdk.Clip(run, 64) + " holds of another session (a fork or copy of it, as the Kimi CLI's /fork and /undo write): their turns are shown here as the context this session started from; their tokens are counted there, not here")
+	}
 }
 
 // step is the assistant message a scope has open: one model call.
@@ -218,8 +266,12 @@ func (n *normalizer) Line(l *sdk.Line, out *sdk.Out) error {
 		return nil
 	}
 	if t := v.Get("$twasm"); t.Kind() == abi.KindString {
-		n.facts(v, out)
+		n.facts++
+		n.readFacts(v, out)
 		return nil
+	}
+	if n.copyLines > 0 && int64(l.No-n.facts) > n.copyLines {
+		n.copyEnds(out)
 	}
 	// type first: a journal record has one, so its absent role (a walk
 	// over all of its members) is never looked up.
@@ -251,15 +303,22 @@ func (n *normalizer) Line(l *sdk.Line, out *sdk.Out) error {
 	return nil
 }
 
-// facts reads the host's facts line: the session is the directory the
+// readFacts reads the host's facts line: the session is the directory the
 // wire file is in (Kimi CLI: <work dir hash>/<session>/wire.jsonl; Kimi
 // Code: <work dir>/<session>/agents/<agent>/wire.jsonl).
-func (n *normalizer) facts(v abi.Value, out *sdk.Out) {
+func (n *normalizer) readFacts(v abi.Value, out *sdk.Out) {
 	if !v.Get("$twasm").Is(abi.SourceFactsType) {
 		out.Unmapped(sdk.S("$twasm/" + sdk.TypeName(v.Get("$twasm"))))
 		return
 	}
 	out.Ignored(sdk.S("$twasm/source"))
+	if c := v.Get("copied"); n.sessionID == "" && c.Kind() == abi.KindObject {
+		// Only a new run's first facts line names a copy (ABI 1.10).
+		if lines, ok := c.Get("lines").Int(); ok && lines > 0 {
+			n.copyLines, n.copiedRun = lines, sdk.View(c.Get("run"))
+			n.copiedRun = strings.Clone(n.copiedRun)
+		}
+	}
 	var id string
 	switch parts := strings.Split(sdk.View(v.Get("path")), "/"); {
 	case len(parts) >= 3:
@@ -559,6 +618,9 @@ func refusal(s string) string {
 // End implements sdk.Normalizer: open messages are closed, a sub-agent
 // whose Agent call got no result is left incomplete.
 func (n *normalizer) End(out *sdk.Out) error {
+	if n.copyLines > 0 {
+		n.copyEnds(out) // nothing after the copy
+	}
 	n.closeAll(out)
 	for _, a := range n.running {
 		if a.open {

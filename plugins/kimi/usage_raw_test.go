@@ -40,7 +40,9 @@ func (u *kimiUsage) figures() transcript.Usage {
 // call of its own. input_other is the input neither read from nor
 // written to the cache. The session's figures are the sum of those
 // after the last fork marker ({"type":"forked"}: what came before is the
-// history Kimi Code's /fork copied from the parent session).
+// history Kimi Code's /fork copied from the parent session), or after the
+// lines the facts line of the stream's first part says another run holds
+// ("copied": a Kimi CLI fork the host found, ABI 1.10).
 func TestSessionUsageMatchesRaw(t *testing.T) {
 	plugintest.UsageSide{
 		Plugin: kimi.Plugin, Provider: "kimi",
@@ -63,8 +65,13 @@ func rawKimiUsage(t *testing.T, _ string, raw []byte) plugintest.RawUsage {
 		sum.Add(&f)
 	}
 	var pending *kimiUsage // a step.end's usage, until the line after it
+	var fileLine, copied int64
 	for _, l := range plugintest.Lines(raw) {
 		var line struct {
+			Twasm  string `json:"$twasm"`
+			Copied *struct {
+				Lines int64 `json:"lines"`
+			} `json:"copied"`
 			Type  string     `json:"type"`
 			Usage *kimiUsage `json:"usage"`
 			Event struct {
@@ -79,7 +86,19 @@ func rawKimiUsage(t *testing.T, _ string, raw []byte) plugintest.RawUsage {
 			} `json:"message"`
 		}
 		if json.Unmarshal(l, &line) != nil {
+			fileLine++
 			continue
+		}
+		if line.Twasm != "" {
+			if line.Copied != nil && fileLine == 0 {
+				copied = line.Copied.Lines
+			}
+			continue
+		}
+		if fileLine++; copied > 0 && fileLine > copied {
+			// The first line after the copy: what came before is not
+			// counted.
+			pending, sum, copied = nil, transcript.Usage{}, 0
 		}
 		if line.Type == "forked" {
 			if pending != nil {

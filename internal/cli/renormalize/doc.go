@@ -8,6 +8,10 @@
 // child run linked in the new step, superseding the new capture's copy of
 // the sub-agent where the original link superseded the original's
 // (subRunLink, linkLog): a session and its rebuild count the same tokens.
+// A child run such a link supersedes (a sub-agent's file first linked at
+// its session's latest part, archived again at its call once the
+// session's records named it) is not rebuilt (renormalizer.superseded):
+// the superseding run holds all it held.
 //
 // A synced session's run that is still open (no run.completed: its
 // session may grow) is rebuilt as it stands: the new run ends with the

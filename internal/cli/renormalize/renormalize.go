@@ -75,7 +75,10 @@ session's run: path "<step>.<name>", the step's iteration) is rebuilt from
 its own transcript and raw captures, as a new child run linked in the new
 step; where its link superseded the sub-agent's copy the agent's capture
 made, the new link supersedes the new capture's, so every token counts
-once. Not in this version: other sub-runs (begun with "twasm run begin
+once; a child run such a link supersedes (a sub-agent's file linked
+before its session's records named its call, archived again at the
+call) is not rebuilt, the superseding one holds all it held. Not in
+this version: other sub-runs (begun with "twasm run begin
 --parent" elsewhere) are left out, and retry attempts are recorded as
 attempt 0.
 
@@ -202,6 +205,11 @@ type renormalizer struct {
 	origOf map[string]string
 	tree   *runtree.Tracker
 	depth  map[string]int
+	// superseded are the child runs linked at an agent step after it
+	// ended that a later such link supersedes (a sub-agent's file linked
+	// before its session's records named its call, archived again at
+	// the call): not rebuilt, the superseding run holds all they held.
+	superseded map[string]bool
 	// source is the session file the original run archives (run.started
 	// "source"; "" for a run that archives none).
 	source archive.SourceRef
@@ -229,7 +237,8 @@ func Run(ctx context.Context, opts *Options) error {
 	origID := events[0].RunID
 
 	rn := &renormalizer{opts: opts, store: f.Store(), plugins: map[string]capture.Plugin{}, parts: map[string]rawPart{},
-		dir: ref.Dir, links: &linkLog{}, origOf: map[string]string{}, tree: runtree.NewTracker(), depth: map[string]int{origID: 0}}
+		dir: ref.Dir, links: &linkLog{}, origOf: map[string]string{}, tree: runtree.NewTracker(), depth: map[string]int{origID: 0},
+		superseded: map[string]bool{}}
 	rn.tree.Visited(origID)
 	var mask func(*transcript.Event)
 	if opts.Redact {
@@ -411,6 +420,8 @@ func (rn *renormalizer) parse(events []*transcript.Event) ([]item, *transcript.E
 					if p := ev.Step(); p != nil {
 						if k, ok := captured[stepField(p, lifecycle.SupersedesField)]; ok {
 							l.supersedes = &k
+						} else if old := stepField(p, lifecycle.SupersedesField); old != "" {
+							rn.superseded[old] = true
 						}
 					}
 					n.subRuns = append(n.subRuns, l)
@@ -543,6 +554,9 @@ func (rn *renormalizer) rebuildSubRun(ctx context.Context, s *lifecycle.Step, l 
 	id := l.ev.ChildRunID
 	leftOut := func(why string) {
 		rn.sum.LeftOut = append(rn.sum.LeftOut, fmt.Sprintf("sub-run %s at %s (iteration %d): %s", id, l.ev.Path, l.ev.Iteration, why))
+	}
+	if rn.superseded[id] {
+		return nil // a later link's child run holds it again
 	}
 	depth := rn.depth[l.ev.RunID]
 	if ce := rn.tree.Check(id, depth); ce != nil {

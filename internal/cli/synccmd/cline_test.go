@@ -2,12 +2,14 @@ package synccmd_test
 
 import (
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/twasm/twasm/internal/rawfile"
 	"github.com/twasm/twasm/internal/testing/clitest"
 	"github.com/twasm/twasm/transcript"
 )
@@ -154,5 +156,186 @@ func checkClineRun(t *testing.T, path string) {
 	}
 	if out != 260 {
 		t.Errorf("output tokens over the parts: %d, the task's requests state 260", out)
+	}
+}
+
+// TestSyncClineUIOnlyTaskGrown: a Cline task folder holding only
+// ui_messages.json, archived by sync in two parts (the task grew). Each
+// UI message is in the run once: the second part holds only the new
+// turn's (the plugin writes the first part's conversation again at the
+// new part's facts line, and sync's filter leaves it out by the
+// messages' ids); renormalize gives the same; and the run's raw capture
+// imported whole, as one file, holds both parts' conversation (before,
+// only the last part's: the first part's, held back for its end, was
+// dropped at the second part's facts line).
+func TestSyncClineUIOnlyTaskGrown(t *testing.T) {
+	t.Parallel()
+	h := clitest.NewHome(t)
+	task := filepath.Join(".cline", "data", "tasks", "1767225600000")
+	dir := filepath.Join(h.Dir, task)
+	const part1 = `{"ts":1767225600000,"type":"say","say":"task","text":"Run the tests"},` +
+		`{"ts":1767225600100,"type":"say","say":"api_req_started","text":"{\"tokensIn\":10,\"tokensOut\":5,\"cost\":0.01}"},` +
+		`{"ts":1767225601000,"type":"say","say":"text","text":"Running them."},` +
+		`{"ts":1767225602000,"type":"ask","ask":"command","text":"go test ./..."},` +
+		`{"ts":1767225603000,"type":"ask","ask":"command_output","text":"FAIL pkg/b"}`
+	const part2 = `,{"ts":1767225607000,"type":"say","say":"user_feedback","text":"Fix it"},` +
+		`{"ts":1767225608000,"type":"say","say":"api_req_started","text":"{\"tokensIn\":30,\"tokensOut\":5,\"cost\":0.03}"},` +
+		`{"ts":1767225609000,"type":"say","say":"text","text":"Fixed."}`
+	want := []string{"Run the tests", "Running them.", "Fix it", "Fixed."}
+	texts := func(path string) (all []string, parts [][]string) {
+		t.Helper()
+		clitest.Validate(t, path)
+		parts = [][]string{nil}
+		for _, ev := range clitest.ReadRun(t, path) {
+			if ev.Type == transcript.StepCompleted {
+				parts = append(parts, nil)
+			}
+			if m := ev.Message(); m != nil && len(m.Blocks) > 0 && m.Blocks[0].Text != "" {
+				all = append(all, m.Blocks[0].Text)
+				parts[len(parts)-1] = append(parts[len(parts)-1], m.Blocks[0].Text)
+			}
+		}
+		return all, parts[:len(parts)-1]
+	}
+
+	h.Put(filepath.Join(task, "ui_messages.json"), []byte("["+part1+"]"), time.Hour)
+	runID := syncWant(t, h, dir, "first sync", map[string]int{"new": 1})["new"][0]
+	h.Put(filepath.Join(task, "ui_messages.json"), []byte("["+part1+part2+"]"), 30*time.Minute)
+	syncWant(t, h, dir, "sync after a turn", map[string]int{"grown": 1})
+	path := clitest.TranscriptPath(h.Stor, runID)
+	all, parts := texts(path)
+	if strings.Join(all, "|") != strings.Join(want, "|") || len(parts) != 2 || strings.Join(parts[1], "|") != "Fix it|Fixed." {
+		t.Fatalf("synced run: messages %q in parts %q; want %q, the second part only the new turn", all, parts, want)
+	}
+
+	r := h.OK("renormalize", "--json", runID)
+	var sum struct {
+		Transcript string `json:"transcript"`
+	}
+	if err := json.Unmarshal([]byte(r.Out), &sum); err != nil || sum.Transcript == "" {
+		t.Fatalf("renormalize --json: %v\n%v", err, r)
+	}
+	if all, _ := texts(sum.Transcript); strings.Join(all, "|") != strings.Join(want, "|") {
+		t.Errorf("renormalized run: messages %q; want %q", all, want)
+	}
+
+	// The raw capture, read back whole into one file and imported.
+	var res *transcript.AgentResult
+	for _, ev := range clitest.OfType(clitest.ReadRun(t, path), transcript.StepCompleted) {
+		if r, err := ev.Step().AgentResult(); err == nil && r != nil && r.Raw != nil {
+			res = r // the last part's: its capture holds every part
+		}
+	}
+	if res == nil {
+		t.Fatal("the run's steps name no raw capture")
+	}
+	rc, err := rawfile.OpenAll(filepath.Join(h.Stor, res.Raw.Path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := io.ReadAll(rc)
+	rc.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	whole := filepath.Join(t.TempDir(), "whole.jsonl")
+	clitest.Put(t, whole, raw, 0)
+	h.OK("import", "--provider", "cline", whole)
+	found := false
+	for p := range clitest.StorageRuns(t, h.Stor) {
+		if p == path || filepath.Base(p) == filepath.Base(sum.Transcript) {
+			continue
+		}
+		all, _ := texts(p)
+		if strings.Join(all, "|") != strings.Join(want, "|") {
+			t.Errorf("imported raw capture: messages %q; want %q", all, want)
+		}
+		found = true
+	}
+	if !found {
+		t.Error("the import made no run")
+	}
+}
+
+// TestSyncClineSessionFork: the Cline CLI's /fork starts a session (its
+// id Date.now() in milliseconds and a suffix) with the forked session's
+// messages as they were, each with its ts (cline/cline 21cb8d2,
+// forkCurrentSession). Synced beside the session it was forked from, the
+// fork's run holds only what followed the fork: `ls --json` counts the
+// forked session's tool call once, in its own run. Before, the fork's run
+// held it again (3 tool calls in all instead of 2).
+func TestSyncClineSessionFork(t *testing.T) {
+	t.Parallel()
+	h := clitest.NewHome(t)
+	lines := strings.Split(string(clitest.ReadFile(t, clitest.Golden("cline", "session_fork.jsonl"))), "\n")
+	fork := []byte(lines[2])
+	var doc struct {
+		Messages []json.RawMessage `json:"messages"`
+	}
+	if err := json.Unmarshal(fork, &doc); err != nil || len(doc.Messages) != 8 {
+		t.Fatalf("session_fork.jsonl: %v, %d messages", err, len(doc.Messages))
+	}
+	// The forked session: the four messages the fork copied, as it wrote
+	// them, under its own id, which dates it before them.
+	const parentID, forkID = "1783376860000_p8pzo", "1784094124598_rruoq"
+	parent, _ := json.Marshal(map[string]any{"version": 1, "updated_at": "2026-07-06T09:08:00.004Z", "agent": "lead", "sessionId": parentID, "messages": doc.Messages[:4], "system_prompt": "You are Cline."})
+	h.Put(filepath.Join(".cline", "data", "sessions", parentID, parentID+".messages.json"), parent, 2*time.Hour)
+	h.Put(filepath.Join(".cline", "data", "sessions", forkID, forkID+".messages.json"), fork, time.Hour)
+	runs := syncNewRuns(t, h, filepath.Join(h.Dir, ".cline"), "sync", 2)
+	forkRun := runs[filepath.Join(h.Dir, ".cline", "data", "sessions", forkID)]
+	if forkRun == "" {
+		t.Fatalf("runs %v: no run of the fork", runs)
+	}
+	tools, forkTools := lsTools(t, h, forkRun)
+	if tools != 2 || forkTools != 1 {
+		t.Errorf("ls --json: %d tool calls in all, the fork's run %d; want 2, 1", tools, forkTools)
+	}
+}
+
+// TestSyncRooRewoundTask: a Roo Code task synced, then rewound (a
+// checkpoint restore, an edited or deleted message: the UI's messages
+// cut back, RooCodeInc/Roo-Code cb83656718 performRewind) and continued,
+// its next request at the index the cut one had (golden
+// roo_rewound_task). The second sync grows the run, and `usage` counts
+// the three requests made: 4,250 input and 310 output tokens. Before,
+// the new request at a counted index was not counted (2,700 and 240).
+func TestSyncRooRewoundTask(t *testing.T) {
+	t.Parallel()
+	h := clitest.NewHome(t)
+	lines := strings.Split(string(clitest.ReadFile(t, clitest.Golden("cline", "roo_rewound_task.jsonl"))), "\n")
+	task := filepath.Join(".config", "Code", "User", "globalStorage", "rooveterinaryinc.roo-cline", "tasks", "3f2c1a7e-5b6d-4e8f-9a0b-1c2d3e4f5a6b")
+	put := func(ui, api string, age time.Duration) {
+		h.Put(filepath.Join(task, "ui_messages.json"), []byte(ui), age)
+		h.Put(filepath.Join(task, "api_conversation_history.json"), []byte(api), age)
+	}
+	dir := filepath.Join(h.Dir, task)
+	put(lines[2], lines[4], 2*time.Hour)
+	got := syncWant(t, h, dir, "first sync", map[string]int{"new": 1})
+	put(lines[7], lines[9], time.Hour)
+	syncGrown(t, h, dir, "sync after the rewind", got["new"][0])
+	if u := usageTotal(t, h); u.Input != 4250 || u.Output != 310 {
+		t.Errorf("usage --json: %d input, %d output tokens; want 4250, 310", u.Input, u.Output)
+	}
+}
+
+// TestSyncRooRewoundUIOnly: a Roo Code task folder holding only
+// ui_messages.json, synced, rewound and continued (golden
+// roo_ui_only_rewound), synced again: the run holds every answer, the
+// one cut away and the one after the rewind at its index. Before, the
+// later part wrote nothing: its messages' indices were written already.
+func TestSyncRooRewoundUIOnly(t *testing.T) {
+	t.Parallel()
+	h := clitest.NewHome(t)
+	lines := strings.Split(string(clitest.ReadFile(t, clitest.Golden("cline", "roo_ui_only_rewound.jsonl"))), "\n")
+	task := filepath.Join(".config", "Code", "User", "globalStorage", "rooveterinaryinc.roo-cline", "tasks", "7a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d")
+	dir := filepath.Join(h.Dir, task)
+	h.Put(filepath.Join(task, "ui_messages.json"), []byte(lines[2]), 2*time.Hour)
+	got := syncWant(t, h, dir, "first sync", map[string]int{"new": 1})
+	h.Put(filepath.Join(task, "ui_messages.json"), []byte(lines[5]), time.Hour)
+	b := syncGrown(t, h, dir, "sync after the rewind", got["new"][0])
+	for _, answer := range []string{"I added TestParse.", "Added an empty-input case.", "Added a nil-input case."} {
+		if n := strings.Count(b, `"text":"`+answer+`"`); n != 1 {
+			t.Errorf("answer %q %d times in the run; want once", answer, n)
+		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"testing"
 	"time"
 
@@ -15,13 +16,17 @@ import (
 // /branch, Claude Code's /branch, Pi's /fork) writes the conversation so
 // far into the new session's file (Kimi Code's /fork copies the journal
 // whole and marks the fork; a Codex 0.158+ fork starts its running token
-// total from its parent's instead). Synced beside the session it was
-// forked from, the copy is that session's: `twasm usage` and `ls --json`
-// count its tokens once, in the parent's run, and the fork's run counts
-// only what it did after the fork. Before, the copied tokens counted in
-// both runs (Qwen 129 output tokens in all instead of 77, Claude 230
-// instead of 130, Pi 107 instead of 87, Codex 720 instead of 420, Kimi
-// Code 257 instead of 193).
+// total from its parent's instead; an older Codex fork copies the history
+// with no mark, its turns stamped with their start). Synced beside the
+// session it was forked from, the copy is that session's: `twasm usage`
+// and `ls --json` count its tokens once, in the parent's run, and the
+// fork's run counts only what it did after the fork. Before, the copied
+// tokens counted in both runs (Qwen 129 output tokens in all instead of
+// 77, Claude 230 instead of 130, Pi 107 instead of 87, Codex 720 instead
+// of 420 for a referenced fork and for a copying one, Kimi Code 257
+// instead of 193). A Kimi CLI fork holds nothing that says so: the host
+// finds the lines it shares with its parent's run (Kimi CLI 178 instead
+// of 113).
 func TestSyncForkCountedOnce(t *testing.T) {
 	t.Parallel()
 	// lines are a golden input's lines, each ending with its newline.
@@ -67,6 +72,16 @@ func TestSyncForkCountedOnce(t *testing.T) {
 `
 				return files{[]byte(parent), bytes.Join(lines("codex", "rollout_v0158_user_fork_referenced.jsonl"), nil)}
 			}, 300 + 120, 120},
+		// A Codex fork that copied its parent's history (0.147): the copy
+		// marks no end, but its turns keep their stamps, which predate
+		// the fork's id; the parent is the copied lines as the parent
+		// wrote them, dated then.
+		{"codex copied", ".codex", ".codex/sessions/2026/11/20/rollout-2026-11-20T09-50-00-01a1f85c-e5a4-7e20-9f31-0a1b2c3d4e5f.jsonl", ".codex/sessions/2026/11/20/rollout-2026-11-20T10-00-00-01a1f866-0d64-7c31-8a42-1b2c3d4e5f60.jsonl",
+			func() files {
+				fork := lines("codex", "rollout_v0147_user_fork_copied.jsonl")
+				parent := regexp.MustCompile(`(?m)^\{"timestamp":"2026-11-20T10:00:00\.12\dZ"`).ReplaceAll(bytes.Join(fork[1:10], nil), []byte(`{"timestamp":"2026-11-20T09:50:20.000Z"`))
+				return files{parent, bytes.Join(fork, nil)}
+			}, 300 + 120, 120},
 		// Kimi Code's /fork copies the journal whole and appends a fork
 		// marker; the parent went on after the fork, so the fork's file
 		// is a session of its own, which holds the parent's turn.
@@ -76,6 +91,17 @@ func TestSyncForkCountedOnce(t *testing.T) {
 				return files{append(clitest.ReadFile(t, clitest.Golden("kimi", "code_tools_failed_turn.jsonl")), later...),
 					clitest.ReadFile(t, clitest.Golden("kimi", "code_fork.jsonl"))}
 			}, 64 + 50 + 79, 79},
+		// The Kimi CLI's /fork copies the journal's lines with no mark;
+		// the parent went on after it (another turn), the fork too. The
+		// host finds the lines the fork shares with the parent's run
+		// and names them in the facts line.
+		{"kimi cli", ".kimi", ".kimi/sessions/3f2a1b0c9d8e/5c1e0d1a-0000-4000-8000-000000000001/wire.jsonl", ".kimi/sessions/3f2a1b0c9d8e/9f0e1d2c-0000-4000-8000-000000000002/wire.jsonl",
+			func() files {
+				shared := clitest.ReadFile(t, clitest.Golden("kimi", "legacy_side_question.jsonl"))                                     // 65 output tokens
+				_, later, _ := bytes.Cut(clitest.ReadFile(t, clitest.Golden("kimi", "legacy_hook_blocked_prompt.jsonl")), []byte("\n")) // 12
+				_, own, _ := bytes.Cut(clitest.ReadFile(t, clitest.Golden("kimi", "legacy_step_failed.jsonl")), []byte("\n"))           // 36
+				return files{append(slices.Clone(shared), later...), append(slices.Clone(shared), own...)}
+			}, 65 + 12 + 36, 36},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -89,16 +115,8 @@ func TestSyncForkCountedOnce(t *testing.T) {
 			if forkRun == "" || runs[filepath.Join(h.Dir, c.parentRel)] == "" {
 				t.Fatalf("runs %v: want the parent's and the fork's", runs)
 			}
-			var rep struct {
-				Total struct {
-					Sessions int `json:"sessions"`
-					Usage    struct {
-						Output int64 `json:"output_tokens"`
-					} `json:"usage"`
-				} `json:"total"`
-			}
-			if r := h.OK("usage", "--json"); json.Unmarshal([]byte(r.Out), &rep) != nil || rep.Total.Sessions != 2 || rep.Total.Usage.Output != c.output {
-				t.Errorf("usage --json: %d sessions, %d output tokens; want 2, %d\n%s", rep.Total.Sessions, rep.Total.Usage.Output, c.output, r.Out)
+			if u := usageTotal(t, h); u.Sessions != 2 || u.Output != c.output {
+				t.Errorf("usage --json: %d sessions, %d output tokens; want 2, %d", u.Sessions, u.Output, c.output)
 			}
 			var total int64
 			forkOut := int64(-1)
@@ -142,4 +160,50 @@ func copiedParent(fork [][]byte, forkID, parentID string) files {
 		}
 	}
 	return files{bytes.Join(parent, nil), bytes.Join(fork, nil)}
+}
+
+// lsTools is the number of tool calls `ls --json` counts over every run,
+// and in run (-1 when ls lists no such run).
+func lsTools(t *testing.T, h *clitest.Home, run string) (all, inRun int) {
+	t.Helper()
+	inRun = -1
+	for _, l := range bytes.Split(bytes.TrimSpace([]byte(h.OK("ls", "--json").Out)), []byte("\n")) {
+		var row struct {
+			RunID string `json:"run_id"`
+			Tools int    `json:"tools"`
+		}
+		if err := json.Unmarshal(l, &row); err != nil {
+			t.Fatalf("ls --json line %q: %v", l, err)
+		}
+		all += row.Tools
+		if row.RunID == run {
+			inRun = row.Tools
+		}
+	}
+	return all, inRun
+}
+
+// total is what `usage --json` totals: sessions and tokens.
+type total struct {
+	Sessions      int
+	Input, Output int64
+}
+
+// usageTotal is `twasm usage --json`'s total.
+func usageTotal(t *testing.T, h *clitest.Home) total {
+	t.Helper()
+	var rep struct {
+		Total struct {
+			Sessions int `json:"sessions"`
+			Usage    struct {
+				Input  int64 `json:"input_tokens"`
+				Output int64 `json:"output_tokens"`
+			} `json:"usage"`
+		} `json:"total"`
+	}
+	r := h.OK("usage", "--json")
+	if err := json.Unmarshal([]byte(r.Out), &rep); err != nil {
+		t.Fatalf("usage --json: %v\n%s", err, r.Out)
+	}
+	return total{rep.Total.Sessions, rep.Total.Usage.Input, rep.Total.Usage.Output}
 }

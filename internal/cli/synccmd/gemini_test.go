@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -45,8 +47,10 @@ func geminiLines(t *testing.T, golden string) [][]byte {
 // are there at once or the child is written after its session's run
 // holds the call; written while the call ran (the session's file does
 // not hold the call yet), it is linked at the session's latest part, and
-// the session's part that then brings the call and its result adds no
-// second child. ls lists the session alone, its sub_run_usage the
+// once the session's part brings the call and its result, the next sync
+// archives the chat again as a child run linked at the call, superseding
+// the first (before, it stayed at the part it began in, away from its
+// call, for good). ls lists the session alone, its sub_run_usage the
 // child's tokens, counted once in usage_in_all; tree counts the child
 // run and its two calls; a second sync changes nothing; renormalize
 // rebuilds the session's run with it. Before, the store's pattern
@@ -73,6 +77,7 @@ func TestSyncGeminiSubAgent(t *testing.T) {
 			h := clitest.NewHome(t)
 			store := filepath.Join(h.Dir, ".gemini", "tmp")
 			runs := map[string]string{} // path -> run id
+			loose := ""                 // the child's run linked before the call was recorded
 			syncNew := func(what string, want int) {
 				t.Helper()
 				for p, id := range syncNewRuns(t, h, store, what, want) {
@@ -90,7 +95,9 @@ func TestSyncGeminiSubAgent(t *testing.T) {
 				h.Put(geminiChild, child, time.Hour)
 				syncNew("sync while the call ran", 2)
 				h.Put(geminiParent, bytes.Join(parent, nil), 30*time.Minute)
-				syncWant(t, h, store, "sync of the session's second part", map[string]int{"grown": 1})
+				got := syncWant(t, h, store, "sync of the session's second part", map[string]int{"grown": 1, "new": 1})
+				loose = runs[filepath.Join(h.Dir, geminiChild)]
+				runs[filepath.Join(h.Dir, geminiChild)] = got["new"][0]
 			default:
 				h.Put(geminiParent, bytes.Join(parent, nil), time.Hour)
 				h.Put(geminiChild, child, time.Hour)
@@ -101,8 +108,19 @@ func TestSyncGeminiSubAgent(t *testing.T) {
 				t.Fatalf("runs %v: want the session's and the sub-agent's", runs)
 			}
 			if c.running {
-				// At the latest part when it began: the first.
-				wantLinkedIn(t, h, parentRun, childRun, "agent."+geminiChildID, 0)
+				// Linked at the latest part when it began (the first),
+				// then, once the session's part brought the call,
+				// archived again at the call (in the second part),
+				// superseding that run.
+				wantRelinked(t, h, parentRun, loose, childRun, "agent."+geminiChildID, "agent."+geminiChildID+"_"+geminiCall)
+				// stats --all counts the sub-agent's 215 output tokens
+				// once (the superseded run's agent step left out).
+				var st struct {
+					UsageInAll map[string]int64 `json:"usage_in_all"`
+				}
+				if err := json.Unmarshal([]byte(h.OK("stats", "--all", "--json").Out), &st); err != nil || st.UsageInAll["output_tokens"] != 150+215 {
+					t.Errorf("stats --all --json: usage_in_all %v (%v), want the session's 150 and the sub-agent's 215 output tokens, once", st.UsageInAll, err)
+				}
 			} else {
 				// Named by the child's file: the call states no description.
 				wantLinkedAt(t, h, parentRun, childRun, geminiCall, "agent."+geminiChildID+"_"+geminiCall, geminiChildID)
@@ -117,26 +135,51 @@ func TestSyncGeminiSubAgent(t *testing.T) {
 	}
 }
 
-// wantLinkedIn checks that run child is a child run of run parent, its
-// only one, linked at path in part iteration; both runs valid.
-func wantLinkedIn(t *testing.T, h *clitest.Home, parent, child, path string, iteration int) {
+// wantRelinked checks that run parent links run loose at path in its
+// first part and run child at path2 in the part holding the call
+// geminiCall, the second, the second link superseding loose, which
+// ended saying child superseded it; the three runs valid.
+func wantRelinked(t *testing.T, h *clitest.Home, parent, loose, child, path, path2 string) {
 	t.Helper()
-	if got := clitest.ReadRun(t, clitest.TranscriptPath(h.Stor, child))[0].ParentRunID; got != parent {
-		t.Errorf("the child's run has parent %q, want %s", got, parent)
+	if loose == "" || loose == child {
+		t.Fatalf("child runs %q then %q: want two", loose, child)
 	}
-	linked := 0
-	for _, ev := range clitest.ReadRun(t, clitest.TranscriptPath(h.Stor, parent)) {
-		if ev.Type == transcript.StepCallWorkflowStarted && ev.ChildRunID != "" {
-			linked++
-			if ev.ChildRunID != child || ev.Path != path || ev.Iteration != iteration {
-				t.Errorf("link %s at %s#%d, want %s at %s#%d", ev.ChildRunID, ev.Path, ev.Iteration, child, path, iteration)
-			}
+	for _, id := range []string{loose, child} {
+		if got := clitest.ReadRun(t, clitest.TranscriptPath(h.Stor, id))[0].ParentRunID; got != parent {
+			t.Errorf("child run %s has parent %q, want %s", id, got, parent)
 		}
 	}
-	if linked != 1 {
-		t.Errorf("the parent's run: %d child runs linked, want one", linked)
+	type link struct {
+		child, path, supersedes string
+		iteration               int
 	}
-	for _, id := range []string{parent, child} {
+	var links []link
+	callAt := -1
+	for _, ev := range clitest.ReadRun(t, clitest.TranscriptPath(h.Stor, parent)) {
+		switch {
+		case ev.Type == transcript.ToolCall && ev.Tool() != nil && ev.Tool().CallID == geminiCall:
+			callAt = ev.Iteration
+		case ev.Type == transcript.StepCallWorkflowStarted && ev.ChildRunID != "":
+			l := link{child: ev.ChildRunID, path: ev.Path, iteration: ev.Iteration}
+			if sp := ev.Step(); sp != nil {
+				_ = json.Unmarshal(sp.Extra[lifecycle.SupersedesField], &l.supersedes)
+			}
+			links = append(links, l)
+		}
+	}
+	want := []link{{child: loose, path: path}, {child: child, path: path2, supersedes: loose, iteration: 1}}
+	if callAt != 1 || !slices.Equal(links, want) {
+		t.Errorf("links %+v, the call in part %d: want %+v, the call in part 1", links, callAt, want)
+	}
+	evs := clitest.ReadRun(t, clitest.TranscriptPath(h.Stor, loose))
+	var by string
+	if last := evs[len(evs)-1]; last.Type == transcript.RunCompleted && last.Step() != nil {
+		_ = json.Unmarshal(last.Step().Extra[lifecycle.SupersededByField], &by)
+	}
+	if by != child {
+		t.Errorf("the first child run ends %s superseded by %q, want run.completed superseded by %s", evs[len(evs)-1].Type, by, child)
+	}
+	for _, id := range []string{parent, loose, child} {
 		h.OK("validate", id)
 	}
 }
@@ -223,6 +266,120 @@ func TestSyncGeminiSubAgentSupersedesScope(t *testing.T) {
 	}
 	if supersedes == "" {
 		t.Error("the chat's run supersedes no run: the sub-agent is counted twice")
+	}
+	syncWant(t, h, store, "sync with nothing new", nothing)
+}
+
+// TestSyncGeminiHistoryWrittenAgain: the Gemini CLI's /chat resume (and
+// /restore) hands GeminiChat.setHistory a checkpoint's messages, which it
+// records again under new ids before it sets the session's messages
+// (golden session_jsonl_chat_resume: written by hand from
+// google-gemini/gemini-cli 5411f11). Synced, a session that resumed its
+// own checkpoint counts its prompts once, and a new session that resumed
+// it counts only its own prompt (the checkpoint's turns are injected
+// context there); the tokens of each are its own. Before, the first run
+// held the prompt twice and the second held the other session's prompt.
+func TestSyncGeminiHistoryWrittenAgain(t *testing.T) {
+	t.Parallel()
+	h := clitest.NewHome(t)
+	own := geminiLines(t, "session_jsonl_chat_resume.jsonl")
+	// A new session, the next day, that resumes the first one's
+	// checkpoint (its records as the first session's file holds them)
+	// and asks one thing of its own.
+	other := [][]byte{
+		[]byte(`{"sessionId":"f3f3f3f3-0000-4000-8000-000000000bbb","projectHash":"ef56","startTime":"2026-07-04T08:00:00.000Z","lastUpdated":"2026-07-04T08:00:00.000Z","kind":"main"}` + "\n"),
+		[]byte(`{"$set":{"messages":[{"id":"7d2e0f3a-0000-4000-8000-000000000001","timestamp":"2026-07-04T08:00:00.001Z","type":"user","content":[{"text":"<session_context>\nToday's date is Saturday, July 4, 2026.\nMy operating system is: linux\n</session_context>"}]}],"lastUpdated":"2026-07-04T08:00:00.001Z"}}` + "\n"),
+	}
+	other = append(other, own[7:13]...)
+	other = append(other,
+		[]byte(`{"id":"7d2e0f3a-0000-4000-8000-000000000002","timestamp":"2026-07-04T08:00:20.000Z","type":"user","content":[{"text":"Summarize the test run"}]}`+"\n"),
+		[]byte(`{"id":"7d2e0f3a-0000-4000-8000-000000000003","timestamp":"2026-07-04T08:00:23.000Z","type":"gemini","content":"One package, all tests passed.","thoughts":[],"tokens":{"input":5200,"output":9,"cached":0,"thoughts":0,"tool":0,"total":5209},"model":"gemini-2.5-flash"}`+"\n"))
+	const chats = ".gemini/tmp/ef56ef56ef56ef56ef56ef56ef56ef56ef56ef56ef56ef56ef56ef56ef56ef56/chats/"
+	h.Put(chats+"session-2026-07-03T09-00-e2e2e2e2.jsonl", bytes.Join(own, nil), 2*time.Hour)
+	h.Put(chats+"session-2026-07-04T08-00-f3f3f3f3.jsonl", bytes.Join(other, nil), time.Hour)
+	runs := syncNewRuns(t, h, filepath.Join(h.Dir, ".gemini"), "sync", 2)
+	want := map[string]struct {
+		prompts []string
+		output  int64
+	}{
+		"e2e2e2e2": {[]string{"Run the tests", "Now run the linter"}, 31},
+		"f3f3f3f3": {[]string{"Summarize the test run"}, 9},
+	}
+	for path, id := range runs {
+		w := want[filepath.Base(path)[len("session-2026-07-03T09-00-"):][:8]]
+		var prompts []string
+		var output int64
+		for _, l := range bytes.Split([]byte(runText(t, h, id)), []byte("\n")) {
+			ev, err := transcript.DecodeEvent(l)
+			if err != nil || ev == nil {
+				continue
+			}
+			if m := ev.Message(); ev.Type == transcript.MessageUser && m != nil {
+				for _, b := range m.Blocks {
+					if b.Origin == transcript.OriginPrompt {
+						prompts = append(prompts, b.Text)
+					}
+				}
+			}
+			if s := ev.Step(); s != nil && ev.Type == transcript.StepCompleted {
+				if r, err := s.AgentResult(); err == nil && r != nil && r.Usage != nil && r.Usage.OutputTokens != nil {
+					output = *r.Usage.OutputTokens
+				}
+			}
+		}
+		if !slices.Equal(prompts, w.prompts) || output != w.output {
+			t.Errorf("run of %s: prompts %q, %d output tokens; want %q, %d", filepath.Base(path), prompts, output, w.prompts, w.output)
+		}
+	}
+}
+
+// TestSyncGeminiSubAgentChatBefore037: Gemini CLI 0.31 to 0.36 wrote a
+// sub-agent's chat (golden session_file_v036_subagent.json, written from
+// the 0.36 source) as chats/session-<time>-<id>.json beside its
+// session's, its header stating the session's own id and kind
+// "subagent", and no call record naming it (the session's call states no
+// agent id): nothing says which call started it, so `twasm sync`
+// archives it as a run of its own, whose step says it is a sub-agent's
+// chat, not a user's session; the session's run is not marked; a second
+// sync changes nothing. Before, nothing told the two apart.
+func TestSyncGeminiSubAgentChatBefore037(t *testing.T) {
+	t.Parallel()
+	h := clitest.NewHome(t)
+	store := filepath.Join(h.Dir, ".gemini", "tmp")
+	const chats = ".gemini/tmp/a1b2/chats/"
+	sub := clitest.ReadFile(t, clitest.Golden("gemini", "session_file_v036_subagent.json"))
+	var doc struct {
+		SessionID string `json:"sessionId"`
+	}
+	if err := json.Unmarshal(sub, &doc); err != nil {
+		t.Fatal(err)
+	}
+	parent := clitest.ReadFile(t, clitest.Golden("gemini", "session_file_subagents.json"))
+	parent = bytes.Replace(parent, []byte(`"sessionId": "37b7abef-0000-4000-8000-000000000901"`), []byte(`"sessionId": "`+doc.SessionID+`"`), 1)
+	if !bytes.Contains(parent, []byte(doc.SessionID)) {
+		t.Fatal("the session's golden states another id")
+	}
+	h.Put(chats+"session-2026-03-10T09-02-"+doc.SessionID[:8]+".json", parent, time.Hour)
+	h.Put(chats+"session-2026-03-10T09-15-"+doc.SessionID[:8]+".json", sub, time.Hour)
+	runs := syncNewRuns(t, h, store, "sync", 2)
+	for p, id := range runs {
+		var marked []string
+		for _, ev := range clitest.ReadRun(t, clitest.TranscriptPath(h.Stor, id)) {
+			if ev.Type != transcript.StepCompleted {
+				continue
+			}
+			if res, err := ev.Step().AgentResult(); err == nil && res != nil {
+				for _, w := range res.Warnings {
+					if strings.Contains(w, `a sub-agent's chat (kind "subagent")`) {
+						marked = append(marked, w)
+					}
+				}
+			}
+		}
+		h.OK("validate", id)
+		if want := strings.Contains(p, "T09-15-"); (len(marked) == 1) != want {
+			t.Errorf("run %s of %s: warnings %q, want the sub-agent's marked: %v", id, p, marked, want)
+		}
 	}
 	syncWant(t, h, store, "sync with nothing new", nothing)
 }

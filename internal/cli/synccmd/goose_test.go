@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -176,4 +177,117 @@ func TestSyncGoose(t *testing.T) {
 			t.Errorf("the renormalized run lacks %q: %v", want, r)
 		}
 	}
+}
+
+// TestSyncGooseCopyCountedOnce: copy_session (goose session --resume
+// --fork, the desktop's Duplicate and its fork at an edited message)
+// creates a session and writes the original's conversation into it as it
+// was (each message's created_timestamp and message_id kept, the token
+// counters not copied: block/goose session_manager.rs). Synced beside the
+// original, the copy's run holds only its own turn: `ls --json` counts
+// the original's tool calls once, in its own run, and `usage` each
+// session's tokens once. Before, the copy's run held the original's
+// prompt and both its calls again (5 tool calls in all instead of 3).
+func TestSyncGooseCopyCountedOnce(t *testing.T) {
+	t.Parallel()
+	h := clitest.NewHome(t)
+	dir := filepath.Join(h.Dir, ".local", "share", "goose", "sessions")
+	g := openGooseDB(t, filepath.Join(dir, "sessions.db"))
+	g.Schema("goose")
+	const T = 1762077600 // 2025-11-02 10:00:00, the original's creation
+	type msg struct {
+		id, role string
+		at       int64
+		content  string
+	}
+	original := []msg{
+		{"msg_1", "user", T, `[{"type":"text","text":"Run the tests."}]`},
+		{"msg_2", "assistant", T + 2, `[{"type":"toolRequest","id":"toolu_1","toolCall":{"status":"success","value":{"name":"developer__shell","arguments":{"command":"go test ./..."}}}}]`},
+		{"msg_3", "user", T + 8, `[{"type":"toolResponse","id":"toolu_1","toolResult":{"status":"success","value":{"content":[{"type":"text","text":"FAIL\texample.com/proj"}],"isError":true}}}]`},
+		{"msg_4", "assistant", T + 10, `[{"type":"toolRequest","id":"toolu_2","toolCall":{"status":"success","value":{"name":"developer__shell","arguments":{"command":"cat parse.go"}}}}]`},
+		{"msg_5", "user", T + 12, `[{"type":"toolResponse","id":"toolu_2","toolResult":{"status":"success","value":{"content":[{"type":"text","text":"package parse"}],"isError":false}}}]`},
+		{"msg_6", "assistant", T + 15, `[{"type":"text","text":"An off-by-one in parse.go."}]`},
+	}
+	g.session("20251102_1", "", "user")
+	for _, m := range original {
+		g.message("20251102_1", m.id, m.role, m.at, m.content)
+	}
+	g.usage("20251102_1", 5000, 300, 0.021)
+	// An hour later the user forks it: the copy is created, then the
+	// conversation written into it as it was.
+	g.session("20251102_2", "", "user")
+	g.Exec(`UPDATE sessions SET name = 'fix the test (copy)', created_at = datetime(?, 'unixepoch'), updated_at = datetime(?, 'unixepoch') WHERE id = '20251102_2'`, T+3600, T+3600)
+	for _, m := range original {
+		g.message("20251102_2", m.id, m.role, m.at, m.content)
+	}
+	g.message("20251102_2", "msg_20251102_2_a", "user", T+3610, `[{"type":"text","text":"Fix it another way."}]`)
+	g.message("20251102_2", "msg_20251102_2_b", "assistant", T+3612, `[{"type":"toolRequest","id":"toolu_3","toolCall":{"status":"success","value":{"name":"developer__text_editor","arguments":{"command":"str_replace","path":"/home/me/proj/parse.go","old_str":"i := 1","new_str":"i := 0"}}}}]`)
+	g.message("20251102_2", "msg_20251102_2_c", "user", T+3613, `[{"type":"toolResponse","id":"toolu_3","toolResult":{"status":"success","value":{"content":[{"type":"text","text":"edited"}],"isError":false}}}]`)
+	g.message("20251102_2", "msg_20251102_2_d", "assistant", T+3615, `[{"type":"text","text":"Fixed by starting at 0."}]`)
+	g.usage("20251102_2", 7000, 120, 0.012)
+	if err := g.DB.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	got := syncWant(t, h, dir, "sync", map[string]int{"new": 2})
+	fork := ""
+	for _, id := range got["new"] {
+		if b := runText(t, h, id); strings.Contains(b, `"session_id":"20251102_2"`) {
+			fork = id
+			if strings.Contains(b, "Run the tests.") || !strings.Contains(b, "Fix it another way.") {
+				t.Errorf("the copy's run: want its own prompt and not the original's:\n%s", b)
+			}
+		}
+	}
+	if fork == "" {
+		t.Fatalf("no run of the copy among %v", got)
+	}
+	if u := usageTotal(t, h); u.Sessions != 2 || u.Output != 420 {
+		t.Errorf("usage --json: %d sessions, %d output tokens; want 2, 420", u.Sessions, u.Output)
+	}
+	tools, forkTools := lsTools(t, h, fork)
+	if tools != 3 || forkTools != 1 {
+		t.Errorf("ls --json: %d tool calls in all, the copy's run %d; want 3, 1", tools, forkTools)
+	}
+}
+
+// TestSyncGooseLegacyImported: the first Goose with sessions.db imports
+// every session file of the Goose before it into the database under the
+// file's name (block/goose session_manager.rs import_legacy and
+// legacy.rs load_session: the metadata's counters, the file's time as
+// created_at, the messages as they were) and leaves the files. The file
+// store is keyed (abi.StoreSessionKey): a session in both is archived
+// once, from the database (the file skipped), and a file the database
+// does not hold is archived from the file. Before, the imported session
+// was archived from each, its turns counted twice.
+func TestSyncGooseLegacyImported(t *testing.T) {
+	t.Parallel()
+	h := clitest.NewHome(t)
+	dir := filepath.Join(h.Dir, ".local", "share", "goose", "sessions")
+	const T = 1735725600 // 2025-01-01 10:00:00
+	legacy := func(prompt, answer string, at int64) []byte {
+		return []byte(`{"working_dir":"/home/me/site","description":"Build the site","schedule_id":null,"message_count":2,"total_tokens":900,"input_tokens":800,"output_tokens":100}` + "\n" +
+			`{"id":null,"role":"user","created":` + strconv.FormatInt(at, 10) + `,"content":[{"type":"text","text":"` + prompt + `"}]}` + "\n" +
+			`{"id":null,"role":"assistant","created":` + strconv.FormatInt(at+2, 10) + `,"content":[{"type":"text","text":"` + answer + `"}]}` + "\n")
+	}
+	h.Put(filepath.Join(".local", "share", "goose", "sessions", "20250101_100000.jsonl"), legacy("Imported prompt.", "Imported answer.", T), 48*time.Hour)
+	h.Put(filepath.Join(".local", "share", "goose", "sessions", "20250102_100000.jsonl"), legacy("Only in a file.", "Its answer.", T+86400), 48*time.Hour)
+	g := openGooseDB(t, filepath.Join(dir, "sessions.db"))
+	g.Schema("goose")
+	g.session("20250101_100000", "", "user")
+	g.Exec(`UPDATE sessions SET working_dir = '/home/me/site', created_at = datetime(?, 'unixepoch'), updated_at = datetime(?, 'unixepoch'), total_tokens = 900, input_tokens = 800, output_tokens = 100 WHERE id = '20250101_100000'`, T, T+2)
+	g.message("20250101_100000", "msg_20250101_100000_a", "user", T, `[{"type":"text","text":"Imported prompt."}]`)
+	g.message("20250101_100000", "msg_20250101_100000_b", "assistant", T+2, `[{"type":"text","text":"Imported answer."}]`)
+	if err := g.DB.Close(); err != nil {
+		t.Fatal(err)
+	}
+	got := syncWant(t, h, dir, "sync", map[string]int{"new": 2, "skipped": 1})
+	prompts := 0
+	for _, id := range got["new"] {
+		prompts += strings.Count(runText(t, h, id), `"text":"Imported prompt.","origin":"prompt"`)
+	}
+	if prompts != 1 {
+		t.Errorf("the imported session's prompt is in %d runs' prompts; want 1", prompts)
+	}
+	syncWant(t, h, dir, "second sync", nothing)
 }

@@ -300,3 +300,27 @@ func wantRenormalized(t *testing.T, h *clitest.Home, id string) string {
 	}
 	return sum.New
 }
+
+// wantLinkedIn checks that run child is a child run of run parent, its
+// only one, linked at path in part iteration; both runs valid.
+func wantLinkedIn(t *testing.T, h *clitest.Home, parent, child, path string, iteration int) {
+	t.Helper()
+	if got := clitest.ReadRun(t, clitest.TranscriptPath(h.Stor, child))[0].ParentRunID; got != parent {
+		t.Errorf("the child's run has parent %q, want %s", got, parent)
+	}
+	linked := 0
+	for _, ev := range clitest.ReadRun(t, clitest.TranscriptPath(h.Stor, parent)) {
+		if ev.Type == transcript.StepCallWorkflowStarted && ev.ChildRunID != "" {
+			linked++
+			if ev.ChildRunID != child || ev.Path != path || ev.Iteration != iteration {
+				t.Errorf("link %s at %s#%d, want %s at %s#%d", ev.ChildRunID, ev.Path, ev.Iteration, child, path, iteration)
+			}
+		}
+	}
+	if linked != 1 {
+		t.Errorf("the parent's run: %d child runs linked, want one", linked)
+	}
+	for _, id := range []string{parent, child} {
+		h.OK("validate", id)
+	}
+}

@@ -122,11 +122,11 @@ func TestSyncKimi(t *testing.T) {
 // TestSyncKimiContextFiles: a home directory with a session of the Kimi
 // CLI before 0.59, which kept only the model's context as
 // ~/.kimi/sessions/<work dir hash>/<uuid4>.jsonl, beside a copy a
-// compaction rotated to <uuid4>_1.jsonl and a sub-agent's
-// <uuid4>_sub_1.jsonl. `twasm doctor` lists the store with the one
-// session, `twasm sync` archives it as one run, its id the file's name,
-// the rejected edit denied and the failed command an error; the rotated
-// copy and the sub-agent's file are not sessions.
+// compaction rotated to <uuid4>_1.jsonl. `twasm doctor` lists the store
+// with the one session, `twasm sync` archives it as one run, its id the
+// file's name, the rejected edit denied and the failed command an error;
+// the rotated copy is not a session. (A sub-agent's <uuid4>_sub_N.jsonl:
+// TestSyncKimiContextSubAgent.)
 func TestSyncKimiContextFiles(t *testing.T) {
 	t.Parallel()
 	h := clitest.NewHome(t)
@@ -136,7 +136,6 @@ func TestSyncKimiContextFiles(t *testing.T) {
 	dir := filepath.Join(".kimi", "sessions", "0d8f0b6c1e2a3b4c5d6e7f8091a2b3c4")
 	h.Put(filepath.Join(dir, uuid+".jsonl"), raw, time.Hour)
 	h.Put(filepath.Join(dir, uuid+"_1.jsonl"), raw, 2*time.Hour)
-	h.Put(filepath.Join(dir, uuid+"_sub_1.jsonl"), raw, 2*time.Hour)
 
 	s := doctorStores(t, h, h.Dir)["Kimi CLI context files (before 0.59)"]
 	if !s.Found || s.Sessions != 1 || s.Provider != "kimi" || s.Dir != filepath.Join(h.Dir, ".kimi", "sessions") {
@@ -152,5 +151,64 @@ func TestSyncKimiContextFiles(t *testing.T) {
 	}
 	if r := run.results["Shell:0"]; r == nil || r.Status != "error" || r.ExitCode == nil || *r.ExitCode != 1 {
 		t.Errorf("the failed test run: %+v", r)
+	}
+}
+
+// TestSyncKimiContextSubAgent: a Kimi CLI session before 0.59 whose Task
+// call ran a sub-agent, which the CLI kept in a context file of its own
+// beside the session's, <uuid4>_sub_1.jsonl (goldens
+// context_v058_subagent_parent and _child, written from the 0.58
+// source), is archived by `twasm sync` as the session's run with the
+// sub-agent's as its child run, linked at the session's latest part
+// (neither file names the other's call: see plugins/kimi/doc.go),
+// whether both files are there at once or the sub-agent's is found
+// after the session was synced; a copy a compaction rotated
+// (<uuid4>_sub_1_1.jsonl) is neither. doctor counts one session; ls
+// lists the session alone, tree its one sub-run with the sub-agent's two
+// calls (and renormalize the same); a second sync changes nothing.
+// Before, the store's glob left the sub-agent's file out: its turns were
+// in no run.
+func TestSyncKimiContextSubAgent(t *testing.T) {
+	t.Parallel()
+	const uuid = "7b1e4c2a-5d3f-4e6a-8b9c-0a1b2c3d4e5f"
+	body := func(golden string) []byte {
+		raw := clitest.ReadFile(t, clitest.Golden("kimi", golden))
+		return raw[bytes.IndexByte(raw, '\n')+1:] // the golden's facts line is the host's
+	}
+	parent, child := body("context_v058_subagent_parent.jsonl"), body("context_v058_subagent_child.jsonl")
+	dir := filepath.Join(".kimi", "sessions", "0d8f0b6c1e2a3b4c5d6e7f8091a2b3c4")
+	session, sub := filepath.Join(dir, uuid+".jsonl"), filepath.Join(dir, uuid+"_sub_1.jsonl")
+	for _, later := range []bool{false, true} {
+		t.Run(map[bool]string{false: "both at once", true: "the sub-agent's file after the session was synced"}[later], func(t *testing.T) {
+			t.Parallel()
+			h := clitest.NewHome(t)
+			store := filepath.Join(h.Dir, ".kimi")
+			h.Put(session, parent, time.Hour)
+			h.Put(filepath.Join(dir, uuid+"_sub_1_1.jsonl"), child[:bytes.Index(child, []byte("\n"))+1], 2*time.Hour)
+			runs := map[string]string{}
+			if later {
+				for p, id := range syncNewRuns(t, h, store, "sync of the session", 1) {
+					runs[p] = id
+				}
+			}
+			h.Put(sub, child, time.Hour)
+			if s := doctorStores(t, h, h.Dir)["Kimi CLI context files (before 0.59)"]; !s.Found || s.Sessions != 1 {
+				t.Errorf("doctor: %+v, want the one session", s)
+			}
+			want := 2
+			if later {
+				want = 1
+			}
+			for p, id := range syncNewRuns(t, h, store, "sync", want) {
+				runs[p] = id
+			}
+			parentRun, childRun := runs[filepath.Join(h.Dir, session)], runs[filepath.Join(h.Dir, sub)]
+			if parentRun == "" || childRun == "" {
+				t.Fatalf("runs %v: want the session's and the sub-agent's", runs)
+			}
+			wantLinkedIn(t, h, parentRun, childRun, "agent."+uuid+"_sub_1", 0)
+			syncWant(t, h, store, "sync with nothing new", nothing)
+			wantSubAgentTotals(t, h, parentRun, [2]int64{0, 0}, [2]int64{0, 0}, 1, 2)
+		})
 	}
 }

@@ -23,7 +23,8 @@
 //     to and which call each result answers ([Outcome.ToolTrace],
 //     [WantToolTrace]: the plugins' call-id scope tests), and a summary
 //     of which turns a run holds ([Outcome.Summary]: its texts, calls and
-//     tokens, the plugins' fork tests); [CheckTexts],
+//     tokens, the plugins' fork tests; [Turns] runs an input through
+//     sdktest and gives it, every line accounted for); [CheckTexts],
 //     [Outcome.CheckCalls] and [Outcome.CheckFailed] check them; [Docs] decodes a capture apart
 //     from the plugin; [Captures] lists an agent's captures in the
 //     repository's testdata/captures.

@@ -197,6 +197,23 @@ func (o *Outcome) Summary(keep func(*transcript.Event) bool) (texts string, call
 	return strings.Join(said, "|"), len(c), input, output
 }
 
+// Turns runs in natively with p through sdktest (as the plugin's provider)
+// and returns the run and the [Outcome.Summary] of its assistant
+// messages; the test fails when the run fails or leaves a line unmapped
+// or unaccounted for (the plugins' fork tests).
+func Turns(tb testing.TB, p sdk.Plugin, provider string, in []byte) (r *sdktest.Result, texts string, calls int, input int64) {
+	tb.Helper()
+	r, err := sdktest.Run(context.Background(), p, provider, in)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if len(r.Step.Unmapped) != 0 || r.SilentN != 0 {
+		tb.Errorf("unmapped %v, %d silent lines; want none", r.Step.Unmapped, r.SilentN)
+	}
+	texts, calls, input, _ = FromResult(r).Summary(Assistant)
+	return r, texts, calls, input
+}
+
 // Assistant accepts assistant messages (for [Outcome.Texts]).
 func Assistant(ev *transcript.Event) bool { return ev.Type == transcript.MessageAssistant }
 

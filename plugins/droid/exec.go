@@ -1,0 +1,298 @@
+package droid
+
+import (
+	"strconv"
+
+	"github.com/twasm/twasm/abi"
+	"github.com/twasm/twasm/abi/sdk"
+)
+
+// droid exec's output (doc.go, "Format stream-json" and "Format json"):
+// flat events, one a line, rather than the session's Anthropic blocks.
+
+// Formats of droid exec's output, reported in OpMeta and the manifest.
+const (
+	fmtStream = "stream-json" // --output-format stream-json (and debug)
+	fmtJSON   = "json"        // --output-format json: one result object
+)
+
+// execLine reports whether v is an event of droid exec's output and,
+// when it is, maps it. A message of the session log holds a message
+// object; one of exec's output holds its role and text flat.
+func (n *normalizer) execLine(v abi.Value, no int, out *sdk.Out) bool {
+	t := v.Get("type")
+	switch {
+	case t.Is("system"):
+		n.execStart(fmtStream, v, out)
+		if !v.Get("subtype").Is("init") {
+			out.Unmapped(sdk.S("system/" + sdk.TypeName(v.Get("subtype"))))
+			return true
+		}
+		out.LatestModel(v.Get("model"), &n.model)
+	case t.Is("message") && v.Get("message").Kind() != abi.KindObject:
+		n.execStart(fmtStream, v, out)
+		n.execMessage(v, no, out)
+	case t.Is("reasoning"):
+		n.execStart(fmtStream, v, out)
+		key := n.execKey(v, "reasoning", no)
+		out.Open(key, sdk.Message{ID: sdk.StringOf(v.Get("id")), Model: sdk.Opt(n.model), Time: execTime(v)})
+		out.Block(key, -1, sdk.Block{Type: sdk.BlockThinking, Thinking: sdk.Text(v.Get("text"))})
+		out.Close(key, sdk.MessageEnd{})
+	case t.Is("tool_call"):
+		n.execStart(fmtStream, v, out)
+		n.execCall(v, no, out)
+	case t.Is("tool_result"):
+		n.execStart(fmtStream, v, out)
+		n.execResult(v, out)
+	case t.Is("completion"):
+		n.execStart(fmtStream, v, out)
+		n.execDone(v, v.Get("finalText"), v.Get("isError").Truthy(), out)
+	case t.Is("result"):
+		// --output-format json's one object ({type: result, subtype,
+		// is_error, duration_ms, num_turns, result, session_id}).
+		n.execStart(fmtJSON, v, out)
+		n.execDone(v, v.Get("result"), v.Get("is_error").Truthy() || !v.Get("subtype").Is("success") && v.Get("subtype").Exists(), out)
+	case t.Is("error"):
+		// {type: error, source, message, timestamp}: an error the CLI
+		// reported; the run's status is the completion's when one
+		// follows (spec §6.7: the terminal event first).
+		n.execStart(fmtStream, v, out)
+		out.Error(sdk.ProviderError{Message: strOr(sdk.StringOf(v.Get("message")), "droid reported an error"), Code: sdk.StringOf(v.Get("source"))})
+	case !t.Exists() && v.Get("level").Kind() == abi.KindString && v.Get("error").Kind() == abi.KindObject:
+		// A log record the CLI printed among the events ({level,
+		// error: {name, message, stack}, msg}): an error it met.
+		n.execStart(fmtStream, v, out)
+		msg := sdk.StringOf(v.Path("error", "message"))
+		if !v.Get("level").Is("error") {
+			out.Warn("droid logged (" + sdk.TypeName(v.Get("level")) + "): " + msg.String())
+			return true
+		}
+		out.Error(sdk.ProviderError{Message: strOr(msg, "droid logged an error"), Code: sdk.StringOf(v.Path("error", "name"))})
+	default:
+		return false
+	}
+	return true
+}
+
+// execStart reports, at the first event, the format and what the event
+// says of the session: its id (session_id) and working directory (the
+// init event's cwd). Every event names the session; the first one that
+// does is reported.
+func (n *normalizer) execStart(format string, v abi.Value, out *sdk.Out) {
+	if !n.exec {
+		n.exec = true
+		out.Meta(sdk.Meta{Format: sdk.S(format)})
+	}
+	if n.sessionID {
+		return
+	}
+	if id := sdk.StringOf(v.Get("session_id")); !id.IsEmpty() {
+		n.sessionID = true
+		out.Meta(sdk.Meta{SessionID: id, Cwd: sdk.StringOf(v.Get("cwd"))})
+	}
+}
+
+// execKey is the key of an event's message: its id, else its kind and
+// line number.
+func (n *normalizer) execKey(v abi.Value, kind string, no int) sdk.Str {
+	if id := sdk.StringOf(v.Get("id")); !id.IsEmpty() {
+		return sdk.S(kind + ":" + id.String())
+	}
+	return sdk.S(kind + "-l" + strconv.Itoa(no))
+}
+
+// execTime is an event's time: epoch milliseconds, or an RFC 3339 string
+// as some versions write it.
+func execTime(v abi.Value) sdk.Str {
+	ts := v.Get("timestamp")
+	if ts.Kind() == abi.KindString {
+		return sdk.Text(ts)
+	}
+	if ms, ok := ts.Int(); ok && ms > 0 {
+		return sdk.S(sdk.RFC3339Millis(ms))
+	}
+	return sdk.Str{}
+}
+
+// execMessage maps {type: message, role, id, text}: the user's prompt
+// (the stream repeats the one it was given) or the assistant's text.
+func (n *normalizer) execMessage(v abi.Value, no int, out *sdk.Out) {
+	text := v.Get("text")
+	if text.Kind() != abi.KindString {
+		text = v.Get("content") // some versions name it so
+	}
+	role := v.Get("role")
+	if !role.Is("user") && !role.Is("assistant") {
+		out.Unmapped(sdk.S("message/" + sdk.TypeName(role)))
+		return
+	}
+	if text.Kind() != abi.KindString || text.Is("") {
+		out.Ignored(sdk.S("message/" + sdk.TypeName(role) + " (empty)"))
+		return
+	}
+	key := n.execKey(v, "message", no)
+	if role.Is("user") {
+		out.Open(key, sdk.Message{User: true, ID: sdk.StringOf(v.Get("id")), Time: execTime(v)})
+		out.Block(key, 0, sdk.Block{Type: sdk.BlockText, Text: sdk.Text(text), Origin: origin(text)})
+		out.Close(key, sdk.MessageEnd{})
+		return
+	}
+	out.Open(key, sdk.Message{ID: sdk.StringOf(v.Get("id")), Model: sdk.Opt(n.model), Time: execTime(v)})
+	out.Block(key, 0, sdk.Block{Type: sdk.BlockText, Text: sdk.Text(text)})
+	out.Close(key, sdk.MessageEnd{})
+	out.Final(sdk.Text(text), true)
+}
+
+// execCall maps {type: tool_call, id, messageId, toolId, toolName,
+// parameters}: a tool_use block in a message of its own and the
+// tool.call. Its id is id (toolCallId in some versions), else one made
+// from the line.
+func (n *normalizer) execCall(v abi.Value, no int, out *sdk.Out) {
+	id := sdk.StringOf(v.Get("id"))
+	if id.IsEmpty() {
+		id = sdk.StringOf(v.Get("toolCallId"))
+	}
+	if id.IsEmpty() {
+		id = sdk.S("droid-call-l" + strconv.Itoa(no))
+	}
+	name := sdk.StringOf(v.Get("toolName"))
+	if name.IsEmpty() {
+		name = sdk.StringOf(v.Get("toolId"))
+	}
+	ts := execTime(v)
+	params := input(v.Get("parameters"))
+	key := sdk.S("call:" + id.String())
+	out.Open(key, sdk.Message{ID: sdk.StringOf(v.Get("messageId")), Model: sdk.Opt(n.model), Time: ts})
+	out.Block(key, 0, sdk.Block{Type: sdk.BlockToolUse, ToolName: name, ToolID: id, ToolInput: params})
+	out.Close(key, sdk.MessageEnd{})
+	tc := sdk.ToolCall{CallID: id, Name: name, Input: params, Kind: kindOf(name.String()), Time: ts}
+	if tc.Kind == "execute" {
+		tc.Command = sdk.StringOf(v.Path("parameters", "command"))
+	}
+	out.ToolCall(tc)
+	n.pending = append(n.pending, pendingCall{id: id.String(), name: name.String()})
+}
+
+// pendingCall is a call of droid exec's output still waiting for its
+// result.
+type pendingCall struct{ id, name string }
+
+// execResult maps {type: tool_result, id, messageId, toolId, isError,
+// value | error: {type, message}}: the result of the call its id (or
+// toolCallId) names; a result naming none (some versions left the id
+// out) answers the earliest call still waiting, of the same tool when
+// one is. The value is the output (a string, else its JSON); an error
+// object, isError, or a failed command's stated exit code make it an
+// error.
+func (n *normalizer) execResult(v abi.Value, out *sdk.Out) {
+	id := sdk.View(v.Get("id"))
+	if id == "" {
+		id = sdk.View(v.Get("toolCallId"))
+	}
+	i := n.pendingIndex(id, sdk.View(v.Get("toolId")))
+	if i < 0 {
+		out.Warn("droid tool_result for no call waiting (" + sdk.TypeName(v.Get("toolId")) + "): not reported")
+		return
+	}
+	p := n.pending[i]
+	n.pending = append(n.pending[:i], n.pending[i+1:]...)
+	r := sdk.ToolResult{CallID: sdk.S(p.id), Name: sdk.Opt(p.name), Time: execTime(v)}
+	var text []byte
+	val := v.Get("value")
+	switch val.Kind() {
+	case abi.KindString:
+		r.Output = sdk.Text(val)
+		text = sdk.AppendText(nil, val)
+	case abi.KindInvalid, abi.KindNull:
+	default:
+		r.Output = sdk.JSON(val)
+		r.ExitCode = sdk.IntOf(val.Get("exitCode"))
+	}
+	errText := sdk.StringOf(v.Path("error", "message"))
+	if len(text) == 0 {
+		// A failed Execute states its exit code in the error's message.
+		text = sdk.AppendText(nil, v.Path("error", "message"))
+	}
+	if code, ok := sdk.StatedExitCode(text, "Error: Command failed (exit code: ").Value(); ok {
+		r.ExitCode = sdk.N(code)
+	}
+	code, hasCode := r.ExitCode.Value()
+	if v.Get("isError").Truthy() || !errText.IsEmpty() || hasCode && code != 0 {
+		r.IsError, r.Status = true, sdk.S("error")
+		r.Error = strOr(errText, r.Output.String())
+		if r.Error.IsEmpty() {
+			r.Error = sdk.S("the tool reported an error")
+		}
+		if r.Output.IsEmpty() {
+			r.Output = r.Error
+		}
+	} else {
+		r.Status = sdk.S("ok")
+	}
+	out.ToolResult(r)
+}
+
+// pendingIndex is the index in pending of the call id names, else (no
+// id) of the earliest call of tool (its toolId, the tool's name), else
+// of the earliest call; -1 when none is waiting or id names none.
+func (n *normalizer) pendingIndex(id, tool string) int {
+	if id != "" {
+		for i, p := range n.pending {
+			if p.id == id {
+				return i
+			}
+		}
+		return -1
+	}
+	for i, p := range n.pending {
+		if p.name == tool {
+			return i
+		}
+	}
+	if len(n.pending) > 0 {
+		return 0
+	}
+	return -1
+}
+
+// execDone maps the run's end: stream-json's completion {finalText,
+// numTurns, durationMs, usage, session_id; isError when the run failed}
+// or json's result {subtype,
+// is_error, result, duration_ms, num_turns, usage, total_cost_usd,
+// session_id}. It is the terminal event: ok, or an error when failed
+// (json's is_error, a subtype other than success) with the text as its
+// error. Its usage is the run's, as Anthropic names the figures
+// (input_tokens uncached, cache_read_input_tokens and
+// cache_creation_input_tokens the cache's), thinking_tokens apart from
+// output_tokens as Droid counts it (doc.go, Usage).
+func (n *normalizer) execDone(v, text abi.Value, failed bool, out *sdk.Out) {
+	if u := v.Get("usage"); u.Kind() == abi.KindObject {
+		out.Usage(droidUsage(sdk.IntOf(u.Get("input_tokens")), sdk.IntOf(u.Get("cache_read_input_tokens")), sdk.IntOf(u.Get("cache_creation_input_tokens")),
+			sdk.IntOf(u.Get("output_tokens")), sdk.IntOf(u.Get("thinking_tokens"))), sdk.ModeSet)
+	}
+	if c, ok := v.Get("total_cost_usd").Float(); ok {
+		out.Cost(c, sdk.ModeSet)
+	}
+	for _, p := range n.pending {
+		out.Warn("droid exec ended with the call " + p.id + " (" + p.name + ") without its result")
+	}
+	n.pending = n.pending[:0]
+	if failed {
+		msg := strOr(sdk.StringOf(text), "droid exec failed ("+sdk.TypeName(v.Get("subtype"))+")")
+		out.Error(sdk.ProviderError{Message: msg, Code: sdk.StringOf(v.Get("subtype"))})
+		out.Status(sdk.StatusError, msg, sdk.LevelTerminal)
+		return
+	}
+	if text.Kind() == abi.KindString && !text.Is("") {
+		out.Final(sdk.Text(text), true)
+	}
+	out.Status(sdk.StatusOK, sdk.Str{}, sdk.LevelTerminal)
+}
+
+// strOr is s, else def.
+func strOr(s sdk.Str, def string) sdk.Str {
+	if s.IsEmpty() {
+		return sdk.S(def)
+	}
+	return s
+}
