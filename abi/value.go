@@ -268,8 +268,10 @@ func (v Value) String() string {
 		if v.tok().Flags&flagEscaped == 0 {
 			return string(raw)
 		}
-		if s, ok := unescape(nil, raw); ok {
-			return string(s)
+		// Unescaping never lengthens: one allocation, which the string
+		// then owns (no second copy).
+		if s, ok := unescape(make([]byte, 0, len(raw)), raw); ok {
+			return unsafe.String(unsafe.SliceData(s), len(s))
 		}
 		return string(raw)
 	default:

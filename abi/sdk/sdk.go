@@ -1,6 +1,8 @@
 package sdk
 
 import (
+	"unsafe"
+
 	"github.com/twasm/twasm/abi"
 	"github.com/twasm/twasm/internal/wire"
 )
@@ -151,8 +153,10 @@ func (s Str) String() string {
 	}
 	raw := s.raw()
 	if s.mode == wire.SpanString || s.mode == wire.SpanJSONString {
-		if b, ok := wire.Unescape(nil, raw); ok {
-			return string(b)
+		// Unescaping never lengthens: one allocation, which the string
+		// then owns.
+		if b, ok := wire.Unescape(make([]byte, 0, len(raw)), raw); ok {
+			return unsafe.String(unsafe.SliceData(b), len(b))
 		}
 	}
 	return string(raw)

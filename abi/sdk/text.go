@@ -68,7 +68,8 @@ func Name(v abi.Value) string {
 	if !v.Escaped() {
 		return view(raw)
 	}
-	b, ok := wire.Unescape(nil, raw)
+	// Unescaping never lengthens: one allocation.
+	b, ok := wire.Unescape(make([]byte, 0, len(raw)), raw)
 	if !ok {
 		return ""
 	}

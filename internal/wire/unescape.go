@@ -10,13 +10,13 @@ import "unicode/utf8"
 // means by the same escape, so the two stay apart in the transcript.
 func Unescape(dst, s []byte) ([]byte, bool) {
 	for i := 0; i < len(s); {
-		c := s[i]
-		if c != '\\' {
-			dst = append(dst, c)
-			i++
-			continue
+		// The bytes up to the next escape in one append, not one by one.
+		j := indexBackslash(s[i:])
+		if j < 0 {
+			return append(dst, s[i:]...), true
 		}
-		b, n, next, ok := UnescapeOne(s, i)
+		dst = append(dst, s[i:i+j]...)
+		b, n, next, ok := UnescapeOne(s, i+j)
 		if !ok {
 			return dst, false
 		}

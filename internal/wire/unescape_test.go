@@ -1,6 +1,7 @@
 package wire_test
 
 import (
+	"bytes"
 	"testing"
 	"unicode/utf8"
 
@@ -74,4 +75,30 @@ func FuzzUnescape(f *testing.F) {
 			t.Fatalf("%q: UnescapedEquals matches a prefix", s)
 		}
 	})
+}
+
+// TestIndexBackslashWords checks the TinyGo build's word-at-a-time search
+// against bytes.IndexByte: every length to 40, the backslash (or none) at
+// every position, with bytes around it that differ from '\\' in one bit
+// or wrap around ('[', ']', 0xdc, 0x00, 0xff).
+func TestIndexBackslashWords(t *testing.T) {
+	for n := 0; n <= 40; n++ {
+		for _, fill := range []byte{'a', '[', ']', 0xdc, 0x00, 0xff, 0x5d} {
+			b := bytes.Repeat([]byte{fill}, n)
+			for at := -1; at < n; at++ {
+				for _, second := range []int{-1, at + 1, at + 8} {
+					c := append([]byte(nil), b...)
+					if at >= 0 {
+						c[at] = '\\'
+					}
+					if second >= 0 && second < n {
+						c[second] = '\\'
+					}
+					if got, want := wire.IndexBackslashWords(c), bytes.IndexByte(c, '\\'); got != want {
+						t.Fatalf("indexBackslashWords(%q) = %d, want %d", c, got, want)
+					}
+				}
+			}
+		}
+	}
 }

@@ -60,7 +60,8 @@ var Plugin = sdk.Plugin{
 			SQLite: Queries,
 		}},
 	},
-	New: func(opts abi.BeginOptions) sdk.Normalizer { return &normalizer{names: map[string]string{}} },
+	New:  func(opts abi.BeginOptions) sdk.Normalizer { return &normalizer{names: map[string]string{}} },
+	Keys: keys,
 }
 
 // Queries are what the host reads of crush.db (internal/db/migrations:
@@ -130,7 +131,7 @@ func (n *normalizer) Line(l *sdk.Line, out *sdk.Out) error {
 	case v.Get("$twasm").Is(abi.RowType):
 		n.setFormat(out)
 		r := v.Get("row")
-		switch v.Get("table").String() {
+		switch sdk.View(v.Get("table")) {
 		case "sessions":
 			n.session(r, out)
 		case "messages":
@@ -235,7 +236,7 @@ func (n *normalizer) part(k sdk.Str, i int, user bool, p abi.Value, created stri
 		}
 		return ""
 	}
-	switch typ := p.Get("type").String(); typ {
+	switch typ := sdk.View(p.Get("type")); typ {
 	case "text":
 		out.Block(k, i, sdk.Block{Type: sdk.BlockText, Text: sdk.Text(d.Get("text")), Origin: origin(sdk.OriginPrompt)})
 	case "reasoning":
@@ -383,7 +384,7 @@ func (n *normalizer) finish(d abi.Value, out *sdk.Out) {
 		}
 		msg += det
 	}
-	switch reason := d.Get("reason").String(); reason {
+	switch reason := sdk.View(d.Get("reason")); reason {
 	case "end_turn", "tool_use", "stop", "", "permission_denied":
 		// permission_denied (before 2025-09): the refused call's result
 		// says so.

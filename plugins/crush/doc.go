@@ -102,4 +102,8 @@
 // a bang command; its sub-agent's session; a summarized session with a
 // provider error, a refused call and an output cut at the token limit;
 // bad lines.
+//
+// keys (sdk.Plugin.Keys) lists every object key the normalizer reads, so
+// that the host marks them in its tapes and Get matches them by number
+// inside the sandbox; TestKeysCoverGets keeps the list complete.
 package crush

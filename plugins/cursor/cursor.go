@@ -54,7 +54,8 @@ var Plugin = sdk.Plugin{
 		// The session id is only in the path (the file's name).
 		SourceFacts: true,
 	},
-	New: func(abi.BeginOptions) sdk.Normalizer { return &normalizer{} },
+	New:  func(abi.BeginOptions) sdk.Normalizer { return &normalizer{} },
+	Keys: keys,
 }
 
 // maxPending bounds the calls a stream keeps waiting for a result.
@@ -123,7 +124,7 @@ func (n *normalizer) Line(l *sdk.Line, out *sdk.Out) error {
 		return nil
 	}
 	n.ended, n.endErr = "", ""
-	switch role := v.Get("role").String(); role {
+	switch role := sdk.View(v.Get("role")); role {
 	case "user", "system":
 		n.user(role, v.Get("message").Get("content"), out)
 	case "assistant":
@@ -210,7 +211,7 @@ func (n *normalizer) user(role string, content abi.Value, out *sdk.Out) {
 		it := content.Iter()
 		for it.Next() {
 			b := it.Value()
-			switch b.Get("type").String() {
+			switch sdk.View(b.Get("type")) {
 			case "text":
 				texts = append(texts, b.Get("text").String())
 			case "tool_result":
@@ -381,7 +382,7 @@ func (n *normalizer) assistant(content abi.Value, out *sdk.Out) {
 	it := content.Iter()
 	for slot := 0; it.Next(); slot++ {
 		b := it.Value()
-		switch typ := b.Get("type").String(); typ {
+		switch typ := sdk.View(b.Get("type")); typ {
 		case "text":
 			out.Block(k, slot, sdk.Block{Type: sdk.BlockText, Text: sdk.Text(b.Get("text"))})
 			if t := b.Get("text").String(); strings.TrimSpace(t) != "" {

@@ -194,4 +194,8 @@
 // captures, the rows as the host hands them. The IDE goldens are the raw captures twasm sync wrote of
 // a state.vscdb built from such records (TestSyncCursorIDE's, a second
 // sync after a call's result and an answer were written).
+//
+// keys (sdk.Plugin.Keys) lists every object key the normalizer reads, so
+// that the host marks them in its tapes and Get matches them by number
+// inside the sandbox; TestKeysCoverGets keeps the list complete.
 package cursor

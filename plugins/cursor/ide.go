@@ -114,7 +114,7 @@ func (n *normalizer) ideRow(l *sdk.Line, v abi.Value, out *sdk.Out) {
 		out.Unmapped(sdk.S("row_not_json"))
 		return
 	}
-	switch v.Get("table").String() {
+	switch sdk.View(v.Get("table")) {
 	case "composer":
 		n.composer(r.Get("id").String(), val, out)
 	case "bubble":
@@ -389,7 +389,7 @@ func (n *normalizer) ideTool(k sdk.Str, slot int, bubbleID string, t abi.Value, 
 	}
 
 	status := ""
-	switch st := t.Get("status").String(); {
+	switch st := sdk.View(t.Get("status")); {
 	case t.Get("userDecision").Is("rejected") || st == "rejected":
 		status = "denied"
 	case st == "completed" || st == "success":

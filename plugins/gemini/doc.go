@@ -306,4 +306,8 @@
 // Place. The step result's cwd and project (ABI 1.6, spec §4): none: a
 // session names its project only by projectHash, a hash of the directory,
 // which cannot be turned back into a path.
+//
+// keys (sdk.Plugin.Keys) lists every object key the normalizer reads, so
+// that the host marks them in its tapes and Get matches them by number
+// inside the sandbox; TestKeysCoverGets keeps the list complete.
 package gemini

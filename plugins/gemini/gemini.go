@@ -29,6 +29,7 @@ var Plugin = sdk.Plugin{
 			SubAgentCalls: &abi.RecordCalls{Calls: "/toolCalls", Agent: "agentId", ID: "id"}}},
 	},
 	New:        func(abi.BeginOptions) sdk.Normalizer { return newNormalizer() },
+	Keys:       keys,
 	Reassemble: true, // --output-format json is pretty-printed
 }
 

@@ -118,4 +118,8 @@
 //
 // Place. The step result's cwd and project (ABI 1.6, spec §4): the
 // session's working_dir; Goose names no repository root.
+//
+// keys (sdk.Plugin.Keys) lists every object key the normalizer reads, so
+// that the host marks them in its tapes and Get matches them by number
+// inside the sandbox; TestKeysCoverGets keeps the list complete.
 package goose

@@ -57,7 +57,8 @@ var Plugin = sdk.Plugin{
 			Roots: []abi.Root{{Path: "~/.config/goose/sessions"}}, Pattern: "*.jsonl",
 		}},
 	},
-	New: func(opts abi.BeginOptions) sdk.Normalizer { return &normalizer{names: map[string]string{}} },
+	New:  func(opts abi.BeginOptions) sdk.Normalizer { return &normalizer{names: map[string]string{}} },
+	Keys: keys,
 }
 
 // Queries are what the host reads of Goose's sessions.db (session_manager.rs:
@@ -130,24 +131,35 @@ func (n *normalizer) Line(l *sdk.Line, out *sdk.Out) error {
 		}
 		return nil
 	}
+	// Each member looked up once: a Get walks the object's members.
+	tw := v.Get("$twasm")
+	facts, row := tw.Is(abi.SourceFactsType), tw.Is(abi.RowType)
+	var role, content abi.Value
+	if !facts && !row {
+		role, content = v.Get("role"), v.Get("content")
+	}
 	switch {
-	case v.Get("$twasm").Is(abi.SourceFactsType):
+	case facts:
 		if !v.Get("table").Exists() && strings.HasSuffix(v.Get("name").String(), ".jsonl") {
 			// A session file: its name is the session's id.
 			n.setFormat(out, fmtSession, strings.TrimSuffix(v.Get("name").String(), ".jsonl"))
 		}
 		out.Ignored(sdk.S("twasm_source"))
-	case v.Get("$twasm").Is(abi.RowType):
+	case row:
 		n.setFormat(out, fmtRows, "")
 		n.row(v, out)
-	case v.Get("role").Kind() == abi.KindString && (v.Get("content").Kind() == abi.KindArray || v.Get("content").Kind() == abi.KindString):
+	case role.Kind() == abi.KindString && (content.Kind() == abi.KindArray || content.Kind() == abi.KindString):
 		n.setFormat(out, fmtSession, "")
 		n.seq++
-		id, key := "", "m"+strconv.Itoa(n.seq)
-		if v.Get("id").Kind() == abi.KindString && v.Get("id").String() != "" {
-			id, key = v.Get("id").String(), v.Get("id").String()
+		id, key := "", ""
+		if idv := v.Get("id"); idv.Kind() == abi.KindString {
+			id = idv.String()
+			key = id
 		}
-		n.message(key, id, v.Get("role").String(), v.Get("content"), v.Get("metadata"), seconds(v.Get("created")), out)
+		if id == "" {
+			key = "m" + strconv.Itoa(n.seq)
+		}
+		n.message(key, id, role.String(), content, v.Get("metadata"), seconds(v.Get("created")), out)
 	case n.seq == 0 && (v.Get("working_dir").Exists() || v.Get("message_count").Exists()):
 		// A session file's first line: the session's metadata.
 		n.setFormat(out, fmtSession, "")
@@ -183,7 +195,7 @@ func (n *normalizer) setFormat(out *sdk.Out, f, session string) {
 // row handles one row line of sessions.db.
 func (n *normalizer) row(v abi.Value, out *sdk.Out) {
 	r := v.Get("row")
-	switch v.Get("table").String() {
+	switch sdk.View(v.Get("table")) {
 	case "sessions":
 		out.Meta(sdk.Meta{SessionID: sdk.Text(r.Get("id"))})
 		n.session(r, out)
@@ -385,15 +397,20 @@ func (n *normalizer) item(k sdk.Str, i int, user bool, origin string, c abi.Valu
 		}
 		return ""
 	}
-	if c.Kind() == abi.KindObject && !c.Get("type").Exists() {
+	t := c.Get("type")
+	if c.Kind() == abi.KindObject && !t.Exists() {
 		n.untagged(k, i, orig(origin), c, created, out)
 		return
 	}
-	switch typ := c.Get("type").String(); typ {
+	// typ is used at once, never kept: a view of the line.
+	switch typ := sdk.View(t); typ {
 	case "text":
-		out.Block(k, i, sdk.Block{Type: sdk.BlockText, Text: sdk.Text(c.Get("text")), Origin: orig(origin)})
+		text := c.Get("text")
+		out.Block(k, i, sdk.Block{Type: sdk.BlockText, Text: sdk.Text(text), Origin: orig(origin)})
 		if !user {
-			if e, ok := failureText(c.Get("text").String()); ok {
+			// A view, not a copy: what failureText returns is
+			// written at once.
+			if e, ok := failureText(sdk.View(text)); ok {
 				out.Error(e)
 			}
 		}

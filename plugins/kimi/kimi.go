@@ -273,17 +273,23 @@ func (n *normalizer) Line(l *sdk.Line, out *sdk.Out) error {
 	if n.copyLines > 0 && int64(l.No-n.facts) > n.copyLines {
 		n.copyEnds(out)
 	}
-	if r := v.Get("role"); r.Kind() == abi.KindString && !v.Get("type").Exists() {
-		n.start(fmtContext, out)
-		n.contextLine(v, out)
-		return nil
-	}
-	if m := v.Get("message"); m.Kind() == abi.KindObject && m.Get("type").Kind() == abi.KindString && m.Get("payload").Exists() {
-		n.start(fmtLegacy, out)
-		n.legacy(sdk.Name(m.Get("type")), m.Get("payload"), secTime(v.Get("timestamp")), "", out)
-		return nil
-	}
+	// type first: a journal record has one, so its absent role (a walk
+	// over all of its members) is never looked up.
 	t := v.Get("type")
+	if !t.Exists() {
+		if r := v.Get("role"); r.Kind() == abi.KindString {
+			n.start(fmtContext, out)
+			n.contextLine(v, out)
+			return nil
+		}
+	}
+	if m := v.Get("message"); m.Kind() == abi.KindObject {
+		if mt := m.Get("type"); mt.Kind() == abi.KindString && m.Get("payload").Exists() {
+			n.start(fmtLegacy, out)
+			n.legacy(sdk.Name(mt), m.Get("payload"), secTime(v.Get("timestamp")), "", out)
+			return nil
+		}
+	}
 	if t.Kind() != abi.KindString {
 		out.Unmapped(sdk.S("(no type)"))
 		return nil

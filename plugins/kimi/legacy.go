@@ -29,14 +29,17 @@ func (n *normalizer) legacy(typ string, p abi.Value, ts, scope string, out *sdk.
 		n.close(scope, out)
 		out.Ignored(sdk.S(typ))
 	case "ContentPart":
-		if n.unstepped[scope] && p.Get("type").Is("text") {
+		// len first: TinyGo hashes the key even to look up an empty map.
+		if len(n.unstepped) > 0 && n.unstepped[scope] && p.Get("type").Is("text") {
 			// Text before any model call of the turn is the CLI's own
 			// (kimisoul.py: a prompt a hook blocked, an unknown slash
 			// command, a slash command's output): not the model's.
 			out.Warn("kimi: the CLI said, no model call: " + sdk.Clip(sdk.View(p.Get("text")), 300))
 			return
 		}
-		delete(n.unstepped, scope) // the model's: a log without StepBegin
+		if len(n.unstepped) > 0 {
+			delete(n.unstepped, scope) // the model's: a log without StepBegin
+		}
 		n.legacyPart(p, ts, scope, out)
 	case "ToolCall":
 		delete(n.unstepped, scope)
@@ -103,16 +106,20 @@ func (n *normalizer) legacy(typ string, p abi.Value, ts, scope string, out *sdk.
 // legacyPart handles a ContentPart: text and think deltas (the model's
 // output streamed in pieces); media parts are not mapped.
 func (n *normalizer) legacyPart(p abi.Value, ts, scope string, out *sdk.Out) {
-	switch {
-	case p.Get("type").Is("text"):
-		n.content(scope, sdk.BlockText, sdk.Text(p.Get("text")), p.Get("text"), ts, out)
-	case p.Get("type").Is("think"):
-		n.content(scope, sdk.BlockThinking, sdk.Text(p.Get("think")), p.Get("think"), ts, out)
+	// Each member looked up once: a Get walks the object's members.
+	var body abi.Value
+	switch t := p.Get("type"); {
+	case t.Is("text"):
+		body = p.Get("text")
+		n.content(scope, sdk.BlockText, sdk.Text(body), body, ts, out)
+	case t.Is("think"):
+		body = p.Get("think")
+		n.content(scope, sdk.BlockThinking, sdk.Text(body), body, ts, out)
 	default:
-		out.Ignored(sdk.S("ContentPart/" + sdk.TypeName(p.Get("type"))))
+		out.Ignored(sdk.S("ContentPart/" + sdk.TypeName(t)))
 		return
 	}
-	if p.Get("type").Is("text") && !p.Get("text").Exists() || p.Get("type").Is("think") && !p.Get("think").Exists() {
+	if !body.Exists() {
 		out.Ignored(sdk.S("ContentPart"))
 	}
 }

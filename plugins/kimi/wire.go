@@ -89,14 +89,17 @@ func (n *normalizer) loop(ev abi.Value, ts string, out *sdk.Out) {
 			n.close("", out)
 		}
 		p := ev.Get("part")
+		pt := p.Get("type")
 		switch {
-		case p.Get("type").Is("text") && p.Get("text").Kind() == abi.KindString:
-			n.content("", sdk.BlockText, sdk.Text(p.Get("text")), p.Get("text"), ts, out)
-		case p.Get("type").Is("think") && p.Get("think").Kind() == abi.KindString:
-			n.content("", sdk.BlockThinking, sdk.Text(p.Get("think")), p.Get("think"), ts, out)
+		case pt.Is("text") && p.Get("text").Kind() == abi.KindString:
+			text := p.Get("text")
+			n.content("", sdk.BlockText, sdk.Text(text), text, ts, out)
+		case pt.Is("think") && p.Get("think").Kind() == abi.KindString:
+			think := p.Get("think")
+			n.content("", sdk.BlockThinking, sdk.Text(think), think, ts, out)
 		default:
 			// Media parts: no block holds them; the raw capture keeps them.
-			out.Ignored(sdk.S("content.part/" + sdk.TypeName(p.Get("type"))))
+			out.Ignored(sdk.S("content.part/" + sdk.TypeName(pt)))
 		}
 	case t.Is("tool.call"):
 		n.looped = true

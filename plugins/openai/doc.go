@@ -225,4 +225,8 @@
 // content is written once from the items and parts), annotations, SSE
 // framing and [DONE] are declared ignored (Out.Ignored), as are the lines
 // of a pretty-printed document (accounted for by the document).
+//
+// keys (sdk.Plugin.Keys) lists every object key the normalizer reads, so
+// that the host marks them in its tapes and Get matches them by number
+// inside the sandbox; TestKeysCoverGets keeps the list complete.
 package openai

@@ -29,6 +29,7 @@ var Plugin = sdk.Plugin{
 		Description: "OpenAI Chat Completions and Responses API: response bodies and SSE streams (and compatible servers)",
 	},
 	New:        func(abi.BeginOptions) sdk.Normalizer { return newNormalizer() },
+	Keys:       keys,
 	Reassemble: true, // a chat.completion body, pretty-printed
 }
 

@@ -120,4 +120,8 @@
 // session's directory, and an assistant message's path.root as the
 // repository root (OpenCode's worktree; "/" outside a repository names
 // none).
+//
+// keys (sdk.Plugin.Keys) lists every object key the normalizer reads, so
+// that the host marks them in its tapes and Get matches them by number
+// inside the sandbox; TestKeysCoverGets keeps the list complete.
 package opencode

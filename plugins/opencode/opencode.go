@@ -1,7 +1,7 @@
 package opencode
 
 import (
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -49,7 +49,8 @@ var Plugin = sdk.Plugin{
 			SQLite:  Queries,
 		}},
 	},
-	New: func(opts abi.BeginOptions) sdk.Normalizer { return &normalizer{msgs: map[string]*message{}} },
+	New:  func(opts abi.BeginOptions) sdk.Normalizer { return &normalizer{msgs: map[string]*message{}} },
+	Keys: keys,
 }
 
 // Queries are what the host reads of OpenCode's database (drizzle
@@ -133,7 +134,7 @@ type message struct {
 	errName  string
 	errText  string
 	tokens   sdk.Usage // the message's own (when it has no step-finish)
-	parts    map[string]*part
+	parts    []*part   // by id, in order (find)
 	open     bool
 	reported map[string]bool // errors reported (message, retry parts)
 }
@@ -147,9 +148,9 @@ type normalizer struct {
 	doc       int // the older file tree: what the document after a file line is
 	msgs      map[string]*message
 	current   *message
-	// steps holds every step-finish's tokens and cost by part id, for
-	// the session's totals.
-	steps map[string]*part
+	// steps holds every step-finish's tokens and cost, in order of
+	// their part ids (find), for the session's totals.
+	steps []*part
 	// model is the step's model: the latest an assistant message names.
 	model string
 	// created is when the session was created (milliseconds, 0 when its
@@ -199,17 +200,18 @@ func (n *normalizer) Line(l *sdk.Line, out *sdk.Out) error {
 		}
 		return nil
 	}
+	tw := v.Get("$twasm")
 	switch {
-	case v.Get("$twasm").Is(abi.SourceFileType):
+	case tw.Is(abi.SourceFileType):
 		n.setFormat(out, fmtTree, "")
 		n.doc = treeDoc(v.Get("path").String())
 		out.Ignored(sdk.S("twasm_file"))
 	case n.doc != docNone:
 		n.treeDoc(v, out)
-	case v.Get("$twasm").Is(abi.SourceFactsType):
+	case tw.Is(abi.SourceFactsType):
 		n.setFormat(out, fmtRows, "")
 		out.Ignored(sdk.S("twasm_source"))
-	case v.Get("$twasm").Is(abi.RowType):
+	case tw.Is(abi.RowType):
 		n.setFormat(out, fmtRows, "")
 		n.row(v, out)
 	case v.Get("part").Kind() == abi.KindObject && v.Get("type").Kind() == abi.KindString:
@@ -255,7 +257,7 @@ func (n *normalizer) setFormat(out *sdk.Out, f, session string) {
 // row handles one row line of the SQLite store.
 func (n *normalizer) row(v abi.Value, out *sdk.Out) {
 	r := v.Get("row")
-	switch v.Get("table").String() {
+	switch sdk.View(v.Get("table")) {
 	case "session":
 		n.session(r, r.Get("parent_id"), r.Get("time_created"), out)
 	case "part":
@@ -353,9 +355,15 @@ func millis(v abi.Value) string {
 // part handles part partID of message msgID (p may be missing: a message
 // without parts), with the message's info when the source has it.
 func (n *normalizer) part(msgID, partID string, p, info abi.Value, created string, out *sdk.Out) {
-	m := n.msgs[msgID]
+	// A message's rows come together: the current one needs no map
+	// lookup (a string compare, where TinyGo's map hashes the key and
+	// compares it through calls).
+	m := n.current
+	if m == nil || m.id != msgID {
+		m = n.msgs[msgID]
+	}
 	if m == nil {
-		m = &message{id: msgID, parts: map[string]*part{}, reported: map[string]bool{}, created: created}
+		m = &message{id: msgID, reported: map[string]bool{}, created: created}
 		n.msgs[msgID] = m
 	}
 	if n.current != nil && n.current != m {
@@ -376,15 +384,12 @@ func (n *normalizer) part(msgID, partID string, p, info abi.Value, created strin
 		// Opened again in this stream (a later sync brought rows of a
 		// message closed before): all of its blocks, in their slots.
 		m.open = true
-		for i, q := range m.sorted() {
+		for i, q := range m.parts {
 			n.block(m, i, q, out)
 		}
 	} else if changed != nil {
-		for i, q := range m.sorted() {
-			if q == changed {
-				n.block(m, i, q, out)
-			}
-		}
+		i, _ := find(m.parts, changed.id)
+		n.block(m, i, changed, out)
 	}
 	if changed != nil {
 		n.effects(m, changed, out)
@@ -501,9 +506,10 @@ func (n *normalizer) keep(m *message, id string, p abi.Value) *part {
 		}
 		q.output = st.Get("output").String()
 		q.errText = st.Get("error").String()
-		q.exit = sdk.IntOf(st.Get("metadata").Get("exit"))
-		q.interrupted = st.Get("metadata").Get("interrupted").Truthy()
-		if o := st.Get("metadata").Get("output"); q.status == "error" && q.interrupted && o.Kind() == abi.KindString {
+		meta := st.Get("metadata")
+		q.exit = sdk.IntOf(meta.Get("exit"))
+		q.interrupted = meta.Get("interrupted").Truthy()
+		if o := meta.Get("output"); q.status == "error" && q.interrupted && o.Kind() == abi.KindString {
 			// What a call stopped unfinished had written by then
 			// (OpenCode gives it to the model as the call's output).
 			q.output = o.String()
@@ -522,17 +528,37 @@ func (n *normalizer) keep(m *message, id string, p abi.Value) *part {
 		q.reason = p.Get("error").Get("name").String()
 		q.exit = sdk.IntOf(p.Get("attempt"))
 	}
-	m.parts[id] = q
+	m.parts = put(m.parts, q)
 	return q
 }
 
-func (m *message) sorted() []*part {
-	out := make([]*part, 0, len(m.parts))
-	for _, q := range m.parts {
-		out = append(out, q)
+// put stores q in ps, parts in order of their ids, replacing the part of
+// the same id. A sorted slice rather than a map that each row then
+// sorts: a row's part finds its slot without copying or sorting the
+// message's parts (map iteration and sort.Slice were an eighth of the
+// plugin's time inside the TinyGo module).
+func put(ps []*part, q *part) []*part {
+	i, ok := find(ps, q.id)
+	if ok {
+		ps[i] = q
+		return ps
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].id < out[j].id })
-	return out
+	return slices.Insert(ps, i, q)
+}
+
+// find is the slot of the part with id in ps (in order of their ids),
+// or where it would go, and whether it is there.
+func find(ps []*part, id string) (int, bool) {
+	lo, hi := 0, len(ps)
+	for lo < hi {
+		mid := int(uint(lo+hi) >> 1)
+		if ps[mid].id < id {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	return lo, lo < len(ps) && ps[lo].id == id
 }
 
 // block sets the block a part makes at slot i of its message (a part
@@ -614,10 +640,7 @@ func (n *normalizer) effects(m *message, q *part, out *sdk.Out) {
 			out.ToolResult(r)
 		}
 	case "step-finish":
-		if n.steps == nil {
-			n.steps = map[string]*part{}
-		}
-		n.steps[q.id] = q
+		n.steps = put(n.steps, q)
 		if !m.reported[q.id] {
 			// The step's finish reason is the AI SDK's: a provider's
 			// content filter stopped the model (a refusal, no error
@@ -633,13 +656,7 @@ func (n *normalizer) effects(m *message, q *part, out *sdk.Out) {
 		}
 		var total sdk.Usage
 		cost, costs := 0.0, 0
-		ids := make([]string, 0, len(n.steps))
-		for id := range n.steps {
-			ids = append(ids, id)
-		}
-		sort.Strings(ids)
-		for _, id := range ids {
-			s := n.steps[id]
+		for _, s := range n.steps {
 			total = total.Plus(s.tokens)
 			if s.hasCost {
 				cost += s.cost
