@@ -1213,12 +1213,7 @@ type StoreDir struct{ Provider, Dir string }
 func (a *Archiver) CloseGone(ctx context.Context, present func(string) bool, stores []StoreDir) []Outcome {
 	// The open runs whose file the sync did not find, by run id: the
 	// others are neither copied nor sorted.
-	var gone []Entry
-	a.ledger.each(func(e *Entry) {
-		if !e.Closed && !present(e.Path) {
-			gone = append(gone, *e)
-		}
-	})
+	gone := a.ledger.where(func(path string, closed bool) bool { return !closed && !present(path) })
 	sort.Slice(gone, func(i, j int) bool { return gone[i].RunID < gone[j].RunID })
 	var outs []Outcome
 	for _, e := range gone {
