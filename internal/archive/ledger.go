@@ -324,6 +324,7 @@ func OpenLedger(root string, readOnly bool) (l *Ledger, rebuilt string, err erro
 func (l *Ledger) load(r io.Reader) (bad int, err error) {
 	br := bufio.NewReaderSize(r, 64<<10)
 	var long []byte
+	e := &Entry{} // each line's, packed before the next is read
 	for {
 		line, err := br.ReadSlice('\n')
 		if errors.Is(err, bufio.ErrBufferFull) {
@@ -338,7 +339,7 @@ func (l *Ledger) load(r io.Reader) (bad int, err error) {
 			long = long[:0]
 		}
 		if line = bytes.TrimSuffix(line, []byte("\n")); len(line) > 0 {
-			e := &Entry{}
+			*e = Entry{}
 			l.lines++
 			ok := decodeEntry(line, e)
 			if !ok {
@@ -610,10 +611,14 @@ func (l *Ledger) ByPath(path string) *Entry {
 // find its file unchanged: ByPath's entry without the copy of it (asked
 // of every session of every sync).
 type pathSeen struct {
-	runID, head string
+	p           packed // its entry (never changed in place)
 	size, mtime int64
 	closed      bool
 }
+
+// runID and head are the entry's, made when asked.
+func (s pathSeen) runID() string { return s.p.runID() }
+func (s pathSeen) head() string  { return s.p.head() }
 
 // seenAt is ByPath's entry's pathSeen (ok false: none).
 func (l *Ledger) seenAt(path string) (s pathSeen, ok bool) {
@@ -624,7 +629,7 @@ func (l *Ledger) seenAt(path string) (s pathSeen, ok bool) {
 		return s, false
 	}
 	p := l.runs.slots[slot]
-	return pathSeen{runID: p.runID(), head: p.head(), size: p.size(), mtime: p.mtime(), closed: p.closed()}, true
+	return pathSeen{p: p, size: p.size(), mtime: p.mtime(), closed: p.closed()}, true
 }
 
 // CopyAt returns the run that path is a copy of (Entry.Also) when the

@@ -5,7 +5,9 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"maps"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/twasm/twasm/transcript"
@@ -313,9 +315,10 @@ func unpackEntry(p packed, e *Entry) error {
 }
 
 // packTotals appends t packed (nothing for nil): a byte saying which
-// usage counters are set, each counter as a varint, the cost's float64
-// bits, the line counts, and the service tier, unmapped and warnings as
-// JSON when set. TestPackTotalsFields fails when transcript.Usage or
+// members are set and one which usage counters, each counter as a
+// varint, the cost's float64 bits, the line counts, the service tier,
+// the unmapped counts (a count, then each name and count, by name) and
+// the warnings (a count, then each). TestPackTotalsFields fails when transcript.Usage or
 // Totals gain a member this does not pack.
 func packTotals(dst []byte, t *Totals) []byte {
 	if t == nil {
@@ -361,13 +364,15 @@ func packTotals(dst []byte, t *Totals) []byte {
 	}
 	dst = binary.AppendUvarint(dst, uint64(len(tier)))
 	dst = append(dst, tier...)
-	for i, v := range []any{t.Unmapped, t.Warnings} {
-		var b []byte
-		if kinds&(4<<i) != 0 {
-			b, _ = json.Marshal(v) // a map of ints, a list of strings
-		}
-		dst = binary.AppendUvarint(dst, uint64(len(b)))
-		dst = append(dst, b...)
+	str := func(s string) []byte { return append(binary.AppendUvarint(dst, uint64(len(s))), s...) }
+	dst = binary.AppendUvarint(dst, uint64(len(t.Unmapped)))
+	for _, k := range slices.Sorted(maps.Keys(t.Unmapped)) {
+		dst = str(k)
+		dst = binary.AppendVarint(dst, int64(t.Unmapped[k]))
+	}
+	dst = binary.AppendUvarint(dst, uint64(len(t.Warnings)))
+	for _, w := range t.Warnings {
+		dst = str(w)
 	}
 	return dst
 }
@@ -425,30 +430,65 @@ func unpackTotals(b []byte) (*Totals, error) {
 		}
 		*p = int(v)
 	}
-	var parts [3][]byte
-	for i := range parts {
+	str := func() (string, bool) {
 		n, w := binary.Uvarint(b)
 		if b == nil || w <= 0 || n > uint64(len(b)-w) {
-			return nil, errPacked
+			return "", false
 		}
-		parts[i], b = b[w:w+int(n)], b[w+int(n):]
+		s := string(b[w : w+int(n)])
+		b = b[w+int(n):]
+		return s, true
 	}
-	if !ok || len(b) != 0 {
+	count := func() (int, bool) {
+		n, w := binary.Uvarint(b)
+		if b == nil || w <= 0 || n > uint64(len(b)) { // each takes a byte at least
+			return 0, false
+		}
+		b = b[w:]
+		return int(n), true
+	}
+	tier, ok1 := str()
+	if !ok || !ok1 {
 		return nil, errPacked
 	}
-	if len(parts[0]) > 0 {
+	if tier != "" {
 		if t.Usage == nil {
 			return nil, errPacked
 		}
-		t.Usage.ServiceTier = string(parts[0])
+		t.Usage.ServiceTier = tier
 	}
-	if (kinds&4 != 0) != (len(parts[1]) > 0) || (kinds&8 != 0) != (len(parts[2]) > 0) {
+	n, ok := count()
+	if !ok || kinds&4 == 0 && n > 0 {
 		return nil, errPacked
 	}
-	if kinds&4 != 0 && (json.Unmarshal(parts[1], &t.Unmapped) != nil || t.Unmapped == nil) {
+	if kinds&4 != 0 {
+		t.Unmapped = make(map[string]int, n)
+		for range n {
+			k, ok := str()
+			if !ok || b == nil {
+				return nil, errPacked
+			}
+			v := varint()
+			if _, dup := t.Unmapped[k]; dup || b == nil || v < math.MinInt || v > math.MaxInt {
+				return nil, errPacked
+			}
+			t.Unmapped[k] = int(v)
+		}
+	}
+	if n, ok = count(); !ok || kinds&8 == 0 && n > 0 {
 		return nil, errPacked
 	}
-	if kinds&8 != 0 && (json.Unmarshal(parts[2], &t.Warnings) != nil || t.Warnings == nil) {
+	if kinds&8 != 0 {
+		t.Warnings = make([]string, 0, n)
+		for range n {
+			w, ok := str()
+			if !ok {
+				return nil, errPacked
+			}
+			t.Warnings = append(t.Warnings, w)
+		}
+	}
+	if len(b) != 0 {
 		return nil, errPacked
 	}
 	return t, nil

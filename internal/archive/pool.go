@@ -108,7 +108,7 @@ func (a *Archiver) headsOf(s Session) []string {
 		if e.size == s.Size && e.mtime == s.ModTime.UnixNano() {
 			return nil
 		}
-		heads = append(heads, e.head)
+		heads = append(heads, e.head())
 	} else if s.Parent == "" && a.ledger.CopyAt(s.Path, s.Size, s.ModTime) != nil {
 		return nil
 	}

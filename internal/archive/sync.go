@@ -508,7 +508,7 @@ func (a *Archiver) asSeen(ctx context.Context, out Outcome, path, parent string,
 			return a.closeRun(ctx, out, whole, "idle since "+mtime.UTC().Format(time.RFC3339)), true
 		}
 	}
-	out.Action, out.RunID, out.Reason = ActionUnchanged, e.runID, "unchanged since the last sync"
+	out.Action, out.RunID, out.Reason = ActionUnchanged, e.runID(), "unchanged since the last sync"
 	return out, true
 }
 
