@@ -153,6 +153,7 @@ func (a *Archiver) syncParallel(ctx context.Context, sessions []Session, emit fu
 		results[i], done[i] = r, true
 		for next < len(results) && done[next] {
 			emit(next, &results[next])
+			results[next] = sessionResult{} // emitted: not kept to the end
 			next++
 		}
 	}
@@ -195,6 +196,7 @@ func (a *Archiver) syncParallel(ctx context.Context, sessions []Session, emit fu
 	for ; next < len(results); next++ {
 		if done[next] {
 			emit(next, &results[next])
+			results[next] = sessionResult{}
 		}
 	}
 }
