@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // TestArchivedFrom: the sessions archived from under each store that
@@ -21,10 +22,10 @@ func TestArchivedFrom(t *testing.T) {
 		"/h/.local/share/opencode/opencode.db#ses_1",
 		"/h/.codex/sessions/s5.jsonl",
 	}
-	a := &Archiver{ledger: &Ledger{runs: map[string]*Entry{}}}
+	a := &Archiver{ledger: &Ledger{runs: newEntries()}}
 	for i, p := range paths {
 		id := string(rune('a' + i))
-		a.ledger.runs[id] = &Entry{RunID: id, Path: p}
+		require.NoError(t, a.ledger.runs.put(&Entry{RunID: id, Path: p}))
 	}
 	cases := []struct {
 		name string

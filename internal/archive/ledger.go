@@ -183,15 +183,14 @@ type FactsAt struct {
 // (run.started's "source" and each part's result): lost or damaged, it is
 // rebuilt from them. Its methods may be called from several goroutines
 // (a sync archives sessions in parallel, each touching runs of its own).
+// Its entries are held packed (entries, packEntry) and unpacked into a
+// new Entry by every method that returns one.
 type Ledger struct {
-	mu     sync.Mutex
-	path   string
-	runs   map[string]*Entry
-	byHead map[string][]*Entry
-	byPath map[string]*Entry
-	byAlso map[string]*Entry // a copy's path -> its run (Entry.Also)
-	lines  int
-	f      *os.File
+	mu    sync.Mutex
+	path  string
+	runs  *entries // packed (ledger_pack.go)
+	lines int
+	f     *os.File
 	// interrupted are the runs whose archive a killed sync or import
 	// left unfinished, found on load: by run id.
 	interrupted map[string]Interrupted
@@ -221,7 +220,7 @@ func LedgerFile(root string) string { return filepath.Join(root, "archive", "led
 // entries against their transcripts. rebuilt says which happened. A
 // read-only ledger writes nothing (dry runs, doctor); Put fails on it.
 func OpenLedger(root string, readOnly bool) (l *Ledger, rebuilt string, err error) {
-	l = &Ledger{path: LedgerFile(root), runs: map[string]*Entry{}}
+	l = &Ledger{path: LedgerFile(root), runs: newEntries()}
 	f, err := os.Open(l.path)
 	if err == nil {
 		defer f.Close()
@@ -238,7 +237,7 @@ func OpenLedger(root string, readOnly bool) (l *Ledger, rebuilt string, err erro
 	default:
 		if bad > 0 {
 			rebuilt = fmt.Sprintf("%d unreadable ledger line(s)", bad)
-			l.runs = map[string]*Entry{}
+			l.runs = newEntries()
 		}
 	}
 	tdir := filepath.Join(root, "transcripts")
@@ -247,12 +246,21 @@ func OpenLedger(root string, readOnly bool) (l *Ledger, rebuilt string, err erro
 			return nil, "", err
 		}
 	}
-	for _, e := range l.runs {
-		if e.Pending || e.Resume != nil && e.Resume.Held {
+	var settle []*Entry // the pending entries, and those an import held
+	l.runs.each(func(s int32, p packed) bool {
+		if p.flags()&pkPending != 0 || len(p.member(pmResume)) > 0 {
+			if e := l.runs.get(s); e.Pending || e.Resume != nil && e.Resume.Held {
+				settle = append(settle, e)
+			}
+		}
+		return true
+	})
+	for _, e := range settle {
+		{
 			tp := filepath.Join(tdir, e.RunID+".jsonl")
 			ne, info, err := readTranscript(tp)
 			if err != nil || ne == nil || ne.Parts == 0 && info.finished {
-				delete(l.runs, e.RunID) // the run was never begun (or holds nothing and ended)
+				l.runs.remove(e.RunID) // the run was never begun (or holds nothing and ended)
 				if err == nil && ne == nil && !readOnly {
 					removeUnbegun(tp)
 				}
@@ -268,7 +276,9 @@ func OpenLedger(root string, readOnly bool) (l *Ledger, rebuilt string, err erro
 				ne.Resume = e.Resume
 				l.noteInterrupted(ne, info, e.Resume)
 			}
-			*e = *ne
+			if err := l.runs.put(ne); err != nil {
+				return nil, "", err
+			}
 		}
 	}
 	// The runs an older twasm left interrupted and dropped from its
@@ -292,14 +302,13 @@ func OpenLedger(root string, readOnly bool) (l *Ledger, rebuilt string, err erro
 	if sealScan {
 		l.findUnsealed(root)
 	}
-	l.reindex()
 	if readOnly {
 		return l, rebuilt, nil
 	}
 	if err := os.MkdirAll(filepath.Dir(l.path), 0o700); err != nil {
 		return nil, "", fmt.Errorf("ledger: %w", err)
 	}
-	if found > 0 || rebuilt != "" || l.lines > 2*len(l.runs)+64 {
+	if found > 0 || rebuilt != "" || l.lines > 2*l.runs.len()+64 {
 		if err := l.compact(); err != nil {
 			return nil, "", err
 		}
@@ -321,13 +330,13 @@ func OpenLedger(root string, readOnly bool) (l *Ledger, rebuilt string, err erro
 	return l, rebuilt, nil
 }
 
-// load reads the ledger's lines from r, line by line (a line's
-// entry holds copies of its strings), into l.runs: bad counts the lines
-// that are not an entry, each counted in l.lines.
+// load reads the ledger's lines from r, line by line, into l.runs
+// (packed, a later line of a run replacing an earlier one): bad counts
+// the lines that are not an entry, each counted in l.lines.
 func (l *Ledger) load(r io.Reader) (bad int, err error) {
 	br := bufio.NewReaderSize(r, 64<<10)
-	var slab []Entry // the entries are allocated a few hundred at a time
 	var long []byte
+	e := &Entry{} // each line's, packed before the next is read
 	for {
 		line, err := br.ReadSlice('\n')
 		if errors.Is(err, bufio.ErrBufferFull) {
@@ -342,11 +351,7 @@ func (l *Ledger) load(r io.Reader) (bad int, err error) {
 			long = long[:0]
 		}
 		if line = bytes.TrimSuffix(line, []byte("\n")); len(line) > 0 {
-			if len(slab) == 0 {
-				slab = make([]Entry, 256)
-			}
-			e := &slab[0]
-			*e = Entry{} // a slot a line before left unused
+			*e = Entry{}
 			l.lines++
 			ok := decodeEntry(line, e)
 			if !ok {
@@ -357,8 +362,9 @@ func (l *Ledger) load(r io.Reader) (bad int, err error) {
 				bad++
 				continue
 			}
-			slab = slab[1:]
-			l.runs[e.RunID] = e
+			if err := l.runs.put(e); err != nil {
+				return bad, err
+			}
 		}
 		if err != nil {
 			return bad, nil
@@ -399,17 +405,25 @@ const sealsMarker = "seals-checked"
 // set in memory: the line that clears it once sealed is the first
 // written.
 func (l *Ledger) findUnsealed(root string) {
-	for _, e := range l.runs {
-		if e.Seal || !sealDue(e) {
-			continue
+	var marked []*Entry
+	l.runs.each(func(s int32, p packed) bool {
+		if p.flags()&pkSeal != 0 || !p.closed() || p.parts() < 2 {
+			return true
 		}
-		p, err := rawOf(root, e.RunID, e.Raw)
-		if err != nil {
-			continue
+		e := l.runs.get(s)
+		if !sealDue(e) {
+			return true
 		}
-		if _, err := os.Lstat(p + rawfile.SealExt); err == nil {
-			e.Seal = true
+		if rp, err := rawOf(root, e.RunID, e.Raw); err == nil {
+			if _, err := os.Lstat(rp + rawfile.SealExt); err == nil {
+				e.Seal = true
+				marked = append(marked, e)
+			}
 		}
+		return true
+	})
+	for _, e := range marked {
+		_ = l.runs.put(e) // packed before: packs again
 	}
 }
 
@@ -423,11 +437,12 @@ func (l *Ledger) Unsealed() []Entry {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	var out []Entry
-	for _, e := range l.runs {
-		if e.Seal {
-			out = append(out, *e)
+	l.runs.each(func(s int32, p packed) bool {
+		if p.flags()&pkSeal != 0 {
+			out = append(out, *l.runs.get(s))
 		}
-	}
+		return true
+	})
 	sort.Slice(out, func(i, j int) bool { return out[i].RunID < out[j].RunID })
 	return out
 }
@@ -451,7 +466,7 @@ func (l *Ledger) findOrphans(tdir string) (int, error) {
 	found := 0
 	for _, d := range ents {
 		id, ok := strings.CutSuffix(d.Name(), ".jsonl")
-		if !ok || l.runs[id] != nil || !d.Type().IsRegular() {
+		if !ok || l.runs.slotOf(id) >= 0 || !d.Type().IsRegular() {
 			continue
 		}
 		p := filepath.Join(tdir, d.Name())
@@ -463,8 +478,10 @@ func (l *Ledger) findOrphans(tdir string) (int, error) {
 			continue
 		}
 		e.Size = -1
-		l.runs[e.RunID] = e
 		l.noteInterrupted(e, info, nil)
+		if err := l.runs.put(e); err != nil {
+			return found, err
+		}
 		found++
 	}
 	return found, nil
@@ -492,41 +509,6 @@ func sessionRun(p string) bool {
 	return json.Unmarshal(line, &head) == nil && head.Type == string(transcript.RunStarted) && len(head.Payload.Source) > 0
 }
 
-func (l *Ledger) reindex() {
-	l.byHead = make(map[string][]*Entry, len(l.runs))
-	l.byPath = make(map[string]*Entry, len(l.runs))
-	l.byAlso = map[string]*Entry{}
-	ids := make([]string, 0, len(l.runs))
-	for id := range l.runs {
-		ids = append(ids, id)
-	}
-	sort.Strings(ids)
-	for _, id := range ids {
-		l.index(l.runs[id])
-	}
-}
-
-func (l *Ledger) index(e *Entry) {
-	if e.Closed && e.Parts == 0 {
-		return // an interrupted run ended with nothing archived: it holds no session
-	}
-	if e.SupersededBy != "" {
-		// Another run holds the session again: found by path only
-		// when no other run was read from it.
-		if l.byPath[e.Path] == nil {
-			l.byPath[e.Path] = e
-		}
-		return
-	}
-	l.byHead[e.Head] = append(l.byHead[e.Head], e)
-	if cur := l.byPath[e.Path]; cur == nil || !e.Closed || cur.Closed || cur.SupersededBy != "" {
-		l.byPath[e.Path] = e
-	}
-	for _, s := range e.Also {
-		l.byAlso[s.Path] = e
-	}
-}
-
 // compact rewrites the ledger with one line per run (temp file, rename).
 func (l *Ledger) compact() error {
 	if err := os.MkdirAll(filepath.Dir(l.path), 0o700); err != nil {
@@ -537,13 +519,9 @@ func (l *Ledger) compact() error {
 		return fmt.Errorf("ledger: %w", err)
 	}
 	w := bufio.NewWriter(tmp)
-	ids := make([]string, 0, len(l.runs))
-	for id := range l.runs {
-		ids = append(ids, id)
-	}
-	sort.Strings(ids)
-	for _, id := range ids {
-		b, _ := json.Marshal(l.runs[id])
+	ids := l.runs.ids()
+	for _, is := range ids {
+		b, _ := json.Marshal(l.runs.get(is.slot))
 		w.Write(b)
 		w.WriteByte('\n')
 	}
@@ -618,40 +596,7 @@ func (l *Ledger) put(e *Entry, sync bool) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.lines++
-	old := l.runs[e.RunID]
-	cp := *e
-	switch {
-	case old == nil:
-		// A new run: indexed alone, as reindex would place it.
-		l.runs[e.RunID] = &cp
-		l.indexNew(&cp)
-	case old.Head != e.Head || old.Path != e.Path || old.Closed != e.Closed || old.SupersededBy != e.SupersededBy || !slices.Equal(old.Also, e.Also):
-		l.runs[e.RunID] = &cp
-		l.reindex()
-	default:
-		*old = cp
-	}
-	return nil
-}
-
-// indexNew indexes a run just added to runs where reindex would have put
-// it (by run id among the runs of its head; the path's run the open one,
-// the greatest id among equals), without going over every run.
-func (l *Ledger) indexNew(e *Entry) {
-	if e.Closed && e.Parts == 0 || e.SupersededBy != "" {
-		l.index(e)
-		return
-	}
-	hs := l.byHead[e.Head]
-	i := sort.Search(len(hs), func(i int) bool { return hs[i].RunID > e.RunID })
-	l.byHead[e.Head] = slices.Insert(hs, i, e)
-	cur := l.byPath[e.Path]
-	if cur == nil || !e.Closed && cur.Closed || e.Closed == cur.Closed && e.RunID > cur.RunID {
-		l.byPath[e.Path] = e
-	}
-	for _, s := range e.Also {
-		l.byAlso[s.Path] = e
-	}
+	return l.runs.put(e)
 }
 
 // Close closes the ledger file.
@@ -668,9 +613,8 @@ func (l *Ledger) Close() error {
 func (l *Ledger) ByPath(path string) *Entry {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if e := l.byPath[path]; e != nil {
-		cp := *e
-		return &cp
+	if s := l.runs.pathSlot(path); s >= 0 {
+		return l.runs.get(s)
 	}
 	return nil
 }
@@ -679,20 +623,25 @@ func (l *Ledger) ByPath(path string) *Entry {
 // find its file unchanged: ByPath's entry without the copy of it (asked
 // of every session of every sync).
 type pathSeen struct {
-	runID, head string
+	p           packed // its entry (never changed in place)
 	size, mtime int64
 	closed      bool
 }
+
+// runID and head are the entry's, made when asked.
+func (s pathSeen) runID() string { return s.p.runID() }
+func (s pathSeen) head() string  { return s.p.head() }
 
 // seenAt is ByPath's entry's pathSeen (ok false: none).
 func (l *Ledger) seenAt(path string) (s pathSeen, ok bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	e := l.byPath[path]
-	if e == nil {
+	slot := l.runs.pathSlot(path)
+	if slot < 0 {
 		return s, false
 	}
-	return pathSeen{runID: e.RunID, head: e.Head, size: e.Size, mtime: e.ModTime, closed: e.Closed}, true
+	p := l.runs.slots[slot]
+	return pathSeen{p: p, size: p.size(), mtime: p.mtime(), closed: p.closed()}, true
 }
 
 // CopyAt returns the run that path is a copy of (Entry.Also) when the
@@ -702,14 +651,13 @@ func (l *Ledger) seenAt(path string) (s pathSeen, ok bool) {
 func (l *Ledger) CopyAt(path string, size int64, mtime time.Time) *Entry {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	e := l.byAlso[path]
-	if e == nil || l.byPath[path] != nil {
+	slot, e := l.runs.alsoSlot(path)
+	if slot < 0 || l.runs.pathSlot(path) >= 0 {
 		return nil
 	}
 	for _, s := range e.Also {
 		if s.Path == path && s.Size == size && s.ModTime == mtime.UnixNano() {
-			cp := *e
-			return &cp
+			return e
 		}
 	}
 	return nil
@@ -719,11 +667,7 @@ func (l *Ledger) CopyAt(path string, size int64, mtime time.Time) *Entry {
 func (l *Ledger) byRun(runID string) *Entry {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if e := l.runs[runID]; e != nil {
-		cp := *e
-		return &cp
-	}
-	return nil
+	return l.runs.byRun(runID)
 }
 
 // ByHead returns the runs whose session starts with the line hashed to
@@ -732,32 +676,49 @@ func (l *Ledger) ByHead(head string) []Entry {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	var out []Entry
-	for _, e := range l.byHead[head] {
-		out = append(out, *e)
+	for _, s := range l.runs.headSlots(head) {
+		out = append(out, *l.runs.get(s))
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Offset > out[j].Offset })
 	return out
 }
 
-// each calls f with every entry, in no order, under the ledger's lock:
-// f reads the entry and calls no method of the ledger.
+// each calls f with every entry (a copy), in no order, under the
+// ledger's lock: f calls no method of the ledger.
 func (l *Ledger) each(f func(e *Entry)) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	for _, e := range l.runs {
-		f(e)
-	}
+	l.runs.each(func(s int32, _ packed) bool {
+		f(l.runs.get(s))
+		return true
+	})
+}
+
+// where returns the entries (copies, in no order) for whose path and
+// state f returns true, under the ledger's lock: f calls no method of
+// the ledger. Only the entries returned are unpacked (each unpacks
+// every one).
+func (l *Ledger) where(f func(path string, closed bool) bool) []Entry {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []Entry
+	l.runs.each(func(s int32, p packed) bool {
+		if f(string(p.member(pmPath)), p.closed()) {
+			out = append(out, *l.runs.get(s))
+		}
+		return true
+	})
+	return out
 }
 
 // Entries returns every entry, by run id.
 func (l *Ledger) Entries() []Entry {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	out := make([]Entry, 0, len(l.runs))
-	for _, e := range l.runs {
-		out = append(out, *e)
+	out := make([]Entry, 0, l.runs.len())
+	for _, is := range l.runs.ids() {
+		out = append(out, *l.runs.get(is.slot))
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].RunID < out[j].RunID })
 	return out
 }
 
@@ -780,11 +741,13 @@ func (l *Ledger) rebuild(tdir string) error {
 			continue
 		}
 		e.Size = -1
-		l.runs[e.RunID] = e
 		if info.interrupted(e, nil) {
 			// What the part was to do is lost with the ledger: the
 			// command that settles it continues it as it does its own.
 			l.noteInterrupted(e, info, nil)
+		}
+		if err := l.runs.put(e); err != nil {
+			return err
 		}
 	}
 	return nil

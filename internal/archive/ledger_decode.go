@@ -149,6 +149,8 @@ func (r *jsonReader) usage(u **transcript.Usage) bool {
 			p, n = &x.ReasoningTokens, 6
 		case "total_tokens":
 			p, n = &x.TotalTokens, 7
+		case "service_tier":
+			return once(&seen, 8) && r.str(&x.ServiceTier)
 		default:
 			return false
 		}

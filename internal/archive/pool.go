@@ -108,7 +108,7 @@ func (a *Archiver) headsOf(s Session) []string {
 		if e.size == s.Size && e.mtime == s.ModTime.UnixNano() {
 			return nil
 		}
-		heads = append(heads, e.head)
+		heads = append(heads, e.head())
 	} else if s.Parent == "" && a.ledger.CopyAt(s.Path, s.Size, s.ModTime) != nil {
 		return nil
 	}
@@ -153,6 +153,7 @@ func (a *Archiver) syncParallel(ctx context.Context, sessions []Session, emit fu
 		results[i], done[i] = r, true
 		for next < len(results) && done[next] {
 			emit(next, &results[next])
+			results[next] = sessionResult{} // emitted: not kept to the end
 			next++
 		}
 	}
@@ -195,6 +196,7 @@ func (a *Archiver) syncParallel(ctx context.Context, sessions []Session, emit fu
 	for ; next < len(results); next++ {
 		if done[next] {
 			emit(next, &results[next])
+			results[next] = sessionResult{}
 		}
 	}
 }

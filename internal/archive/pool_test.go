@@ -7,15 +7,19 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"slices"
 	"strconv"
 	"sync"
 	"testing"
 	"time"
+	"weak"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
+
+	"github.com/twasm/twasm/transcript"
 )
 
 // parallelHome writes a Claude Code store of five session files, sorted
@@ -225,4 +229,32 @@ func TestUnbegunTranscriptRemoved(t *testing.T) {
 			assert.Equal(t, tc.removed, os.IsNotExist(err), "%v", err)
 		})
 	}
+}
+
+// TestSyncParallelDropsEmitted: a sync keeps no session's outcome once
+// it is reported (Options.Streamed): when the last session's is
+// reported, the earlier ones' plugin results are garbage. They were
+// kept to the end of the sync, about 1 KiB a session of live heap
+// (#31's peak RSS of a first sync).
+func TestSyncParallelDropsEmitted(t *testing.T) {
+	locs := parallelHome(t)
+	a := newArchiver(t, t.TempDir(), func(o *Options) { o.Workers = 2; o.Streamed = true })
+	var results []weak.Pointer[transcript.AgentResult]
+	var kept []int
+	rep := a.SyncStores(context.Background(), locs, time.Time{}, func(done, total int, o *Outcome) {
+		if o.Result != nil {
+			results = append(results, weak.Make(o.Result))
+		}
+		if done == total && kept == nil {
+			runtime.GC()
+			for i, r := range results[:len(results)-1] {
+				if r.Value() != nil {
+					kept = append(kept, i)
+				}
+			}
+		}
+	})
+	require.Zero(t, rep.Counts[ActionFailed], "%v", rep.Outcomes)
+	require.Greater(t, len(results), 2, "sessions written")
+	assert.Empty(t, kept, "the results of sessions reported before the last")
 }

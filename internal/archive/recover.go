@@ -209,7 +209,7 @@ func (a *Archiver) recoverRun(ctx context.Context, it Interrupted) Outcome {
 	} else {
 		notes = append(notes, "its session file "+e.Path+" is gone")
 	}
-	cur := a.ledger.runs[e.RunID]
+	cur := a.ledger.byRun(e.RunID)
 	switch {
 	case cur == nil:
 		return fail(errors.New("the ledger lost the run"))
@@ -274,7 +274,7 @@ func (a *Archiver) recoverRun(ctx context.Context, it Interrupted) Outcome {
 	}
 	if e.Parts == 0 && o.RunID == e.RunID && o.Action == ActionGrown {
 		o.Action = ActionNew // its first part: what a sync never killed says
-		a.dropUnreferencedRaw(e.RunID, a.ledger.runs[e.RunID].Raw)
+		a.dropUnreferencedRaw(e.RunID, a.ledger.byRun(e.RunID).Raw)
 	}
 	if o.Action == ActionUnchanged || o.Action == ActionPending || o.Action == "" {
 		o.Action = ActionSettled

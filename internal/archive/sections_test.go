@@ -142,7 +142,7 @@ func TestSyncSections(t *testing.T) {
 			var e *Entry
 			for _, o := range rep.Outcomes {
 				if o.Path == sectionPath(hist, i+1) && o.RunID != "" {
-					e = a.ledger.runs[o.RunID]
+					e = a.ledger.byRun(o.RunID)
 				}
 			}
 			require.NotNil(t, e, "%s: session %d", st.name, i+1)
@@ -271,7 +271,7 @@ func sectionsArchive(t *testing.T, a *Archiver, root string, rep Report) map[str
 	for _, o := range rep.Outcomes {
 		require.NotEqual(t, ActionFailed, o.Action, "%s: %s", o.Path, o.Reason)
 		got := []string{o.Action, fmt.Sprint(o.Part), fmt.Sprint(o.Bytes)}
-		if e := a.ledger.runs[o.RunID]; e != nil {
+		if e := a.ledger.byRun(o.RunID); e != nil {
 			raw, err := rawfile.ReadFile(filepath.Join(root, filepath.FromSlash(e.Raw)))
 			require.NoError(t, err)
 			got = append(got, string(raw))

@@ -143,10 +143,11 @@ func (a *Archiver) SyncStores(ctx context.Context, locs []Location, since time.T
 		if s.Loc.Kind == abi.StoreKindSQLite && !r.complete {
 			// A listing cut short: no session of this database is
 			// taken for deleted.
-			a.ledger.each(func(e *Entry) {
-				if strings.HasPrefix(e.Path, s.Path+"#") {
-					present[e.Path] = true
+			a.ledger.where(func(path string, _ bool) bool {
+				if strings.HasPrefix(path, s.Path+"#") {
+					present[path] = true
 				}
+				return false
 			})
 		}
 		for _, o := range r.outs {
@@ -211,10 +212,11 @@ func (a *Archiver) archivedFrom(dirs []string) map[string]int {
 	// then looked up by its parents once (a lookup by every parent of
 	// every entry was 7% of a re-sync's CPU).
 	byDir := map[string]int{}
-	a.ledger.each(func(e *Entry) {
-		if i := strings.LastIndexByte(e.Path, filepath.Separator); i >= 0 {
-			byDir[e.Path[:i]]++
+	a.ledger.where(func(path string, _ bool) bool {
+		if i := strings.LastIndexByte(path, filepath.Separator); i >= 0 {
+			byDir[path[:i]]++
 		}
+		return false
 	})
 	for d, n := range byDir {
 		for i := len(d); i >= 0; i = strings.LastIndexByte(d[:i], filepath.Separator) {

@@ -533,7 +533,7 @@ func (a *Archiver) asSeen(ctx context.Context, out Outcome, loc *Location, path,
 			return a.closeRun(ctx, out, whole, "idle since "+mtime.UTC().Format(time.RFC3339)), true
 		}
 	}
-	out.Action, out.RunID, out.Reason = ActionUnchanged, e.runID, "unchanged since the last sync"
+	out.Action, out.RunID, out.Reason = ActionUnchanged, e.runID(), "unchanged since the last sync"
 	return out, true
 }
 
@@ -1275,12 +1275,7 @@ type StoreDir struct{ Provider, Dir string }
 func (a *Archiver) CloseGone(ctx context.Context, present func(string) bool, stores []StoreDir) []Outcome {
 	// The open runs whose file the sync did not find, by run id: the
 	// others are neither copied nor sorted.
-	var gone []Entry
-	a.ledger.each(func(e *Entry) {
-		if !e.Closed && !present(e.Path) {
-			gone = append(gone, *e)
-		}
-	})
+	gone := a.ledger.where(func(path string, closed bool) bool { return !closed && !present(path) })
 	sort.Slice(gone, func(i, j int) bool { return gone[i].RunID < gone[j].RunID })
 	var outs []Outcome
 	for _, e := range gone {

@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -74,10 +75,11 @@ func TestFollowed(t *testing.T) {
 // memoryLimit reads the soft memory limit.
 func memoryLimit() int64 { return debug.SetMemoryLimit(-1) }
 
-// TestCollectorLimit: the limit is set when the first plugin is looked
-// up in an armed round (as GOGC is given back), from the live heap and
-// the workers, once; settle puts back the limit before, and an unarmed
-// round or a GOMEMLIMIT the user set changes nothing.
+// TestCollectorLimit: the listing sets a limit of limitFor(live heap, 1);
+// the archiving's is set when the first plugin is looked up in an armed
+// round (as GOGC is given back), from the live heap and the workers,
+// once; settle puts back the limit before; an unarmed round keeps the
+// listing's, and a GOMEMLIMIT the user set changes nothing.
 func TestCollectorLimit(t *testing.T) {
 	const before = 64 << 20
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(before))
@@ -95,16 +97,27 @@ func TestCollectorLimit(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			gc := &collector{keepLimit: tc.keep}
+			defer gc.settle()
 			gc.listing()
 			gc.arm(tc.workers)
 			p := &Plugins{using: gc.archiving, cache: map[string]capture.Plugin{"claude": stubPlugin{}}}
-			assert.Equal(t, int64(before), memoryLimit(), "listing: not yet")
+			listed := memoryLimit()
+			if tc.keep {
+				assert.Equal(t, int64(before), listed, "listing")
+			} else {
+				assert.GreaterOrEqual(t, listed, limitFor(0, 1), "listing")
+				assert.Less(t, listed, limitFor(0, 1)+(1<<30), "listing")
+			}
 			_, err := p.Func()(context.Background(), "claude")
 			require.NoError(t, err)
 			assert.Equal(t, 100, gcPercent())
 			got := memoryLimit()
 			if !tc.set {
-				assert.Equal(t, int64(before), got)
+				// The listing's limit (followed, never lowered), or none.
+				assert.GreaterOrEqual(t, got, listed)
+				if tc.keep {
+					assert.Equal(t, int64(before), got)
+				}
 				return
 			}
 			live := got - limitHeadroom - int64(tc.workers)*limitPerWorker
@@ -134,6 +147,39 @@ func TestCollectorLimit(t *testing.T) {
 			assert.Equal(t, int64(before), memoryLimit())
 		})
 	}
+}
+
+// TestCollectorListingFollows: the limit a listing sets follows its
+// live heap after each collection, with no outcome reported (a ledger
+// loaded as large as the limit raises it rather than have the collector
+// run without end), is never lowered, and settle puts back the limit
+// before; a round settled stops following.
+func TestCollectorListingFollows(t *testing.T) {
+	const before = 64 << 20
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(before))
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	gc := &collector{}
+	gc.listing()
+	set := memoryLimit()
+	require.Less(t, set, int64(before))
+	keepAlive := make([]byte, set)
+	want := int64(len(keepAlive)) + limitHeadroom
+	require.Eventually(t, func() bool {
+		runtime.GC() // the cleanup after it follows the live heap
+		return memoryLimit() >= want
+	}, time.Minute, time.Millisecond, "the limit follows the live heap")
+	runtime.KeepAlive(keepAlive)
+	raised := memoryLimit()
+	runtime.GC()
+	runtime.GC()
+	assert.GreaterOrEqual(t, memoryLimit(), raised, "never lowered")
+	gc.settle()
+	assert.Equal(t, int64(before), memoryLimit())
+	big := make([]byte, 2*set)
+	runtime.GC()
+	runtime.GC()
+	runtime.KeepAlive(big)
+	assert.Equal(t, int64(before), memoryLimit(), "settled: not followed")
 }
 
 // TestCollectorReserve: a round with memory reserved outside the Go heap

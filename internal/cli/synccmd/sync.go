@@ -350,7 +350,8 @@ func round(ctx context.Context, opts *Options, locs []archive.Location, plugins 
 		return err
 	}
 	// release closes the archiver and drops it, once, so that its ledger
-	// (about 1.5 KiB a session) is garbage before the round's index build.
+	// (about 500 bytes a session, packed) is garbage before the round's
+	// index build.
 	release := func() {
 		if a != nil {
 			a.Close()

@@ -1,0 +1,199 @@
+package archive
+
+import (
+	"encoding/json"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/twasm/twasm/transcript"
+)
+
+// packCases are entries as ledgers hold them, the rare members included.
+func packCases() []struct {
+	name string
+	e    Entry
+} {
+	n := func(v int64) *int64 { return &v }
+	cost := 0.125
+	hex := "5413b9e64698841713cee54e1992144767d456f8e3c4443caf69e65806c2f73e"
+	id := "00006d61-ba25-4c33-a2f9-f4f6218eb922"
+	first := time.Date(2026, 2, 10, 21, 11, 52, 438e6, time.UTC)
+	return []struct {
+		name string
+		e    Entry
+	}{
+		{"empty", Entry{}},
+		{"a sync's entry", Entry{
+			RunID: id, Provider: "claude", Head: hex, Path: "/h/.claude/projects/p/s.jsonl", Size: 10515, ModTime: 1796066263199134857,
+			Offset: 10515, SHA256: "8c24695bca3501c9395e090d1b43231e80d95b119895914e9c74e57139dc4ee3", Parts: 1,
+			Raw: "raw/" + id + "/agent.0.0.087a4b8d.raw.zst", First: first, Last: first.Add(time.Minute), Status: "ok",
+			Totals: &Totals{Usage: &transcript.Usage{InputTokens: n(25353), UncachedInputTokens: n(3), CacheReadTokens: n(11515),
+				CacheWriteTokens: n(13835), CacheWrite1hTokens: n(13835), OutputTokens: n(13), ServiceTier: "standard"}, Lines: 15},
+		}},
+		{"heads that are not hex, a raw of another run, a size unknown", Entry{
+			RunID: "r1", Provider: "opencode", Head: "h1", Path: "/db#ses_1", Size: -1, Offset: 7, SHA256: "ABCDEF",
+			Raw: "raw/other/agent.raw", Parts: 3, Closed: true, Pending: true, Seal: true, Redact: true,
+		}},
+		{"upper-case hex is kept as written", Entry{
+			RunID: "r2", Head: "5413B9E64698841713CEE54E1992144767D456F8E3C4443CAF69E65806C2F73E", SHA256: hex[:63] + "g",
+		}},
+		{"raw exactly the run's directory", Entry{RunID: "r3", Raw: "raw/r3/"}},
+		{"every rare member", Entry{
+			RunID: id, Provider: "codex", Head: hex, Path: "/p", SHA256: hex, Parts: 2, Parent: "parent-run", SupersededBy: "other-run",
+			First: time.Date(2026, 1, 2, 3, 4, 5, 6, time.FixedZone("", 2*3600)), Status: "incomplete",
+			Resume: &Resume{Format: "jsonl", Whole: true, End: true, Store: "s", Dir: "d", Facts: true, Project: "/proj", SessionStart: "# aider", Held: true},
+			Facts:  []FactsAt{{At: 0, Line: `{"facts":1}`}, {At: 99, Line: `{"facts":2}`}},
+			Files:  []FileState{{Path: "a/b.json", Size: 3, ModTime: 4, Offset: 3, SHA256: hex}},
+			Also:   []Seen{{Path: "/copy", Size: 5, ModTime: 6, Offset: 5, SHA256: hex}},
+			Totals: &Totals{Usage: &transcript.Usage{TotalTokens: n(-5), ReasoningTokens: n(0)}, CostUSD: &cost,
+				Unmapped: map[string]int{"x": 2}, Lines: 1 << 40, FailedLines: 3, Warnings: []string{"w1", "w2"}},
+		}},
+		{"totals empty but set", Entry{RunID: "r4", Totals: &Totals{Unmapped: map[string]int{}, Warnings: []string{}}}},
+		{"usage set and empty", Entry{RunID: "r5", Totals: &Totals{Usage: &transcript.Usage{}}}},
+	}
+}
+
+// TestPackEntry: an entry packed unpacks to the same entry, to the same
+// JSON line the ledger's file holds, and a hex head or sha256 takes 32
+// bytes of the header, not a member.
+func TestPackEntry(t *testing.T) {
+	for _, c := range packCases() {
+		t.Run(c.name, func(t *testing.T) {
+			p, err := packEntry(nil, &c.e)
+			require.NoError(t, err)
+			var got Entry
+			require.NoError(t, unpackEntry(p, &got))
+			assert.Equal(t, c.e, got)
+			want, _ := json.Marshal(&c.e)
+			line, _ := json.Marshal(&got)
+			assert.JSONEq(t, string(want), string(line))
+			pk := packed(p)
+			assert.Equal(t, c.e.RunID, pk.runID())
+			assert.Equal(t, c.e.Path, pk.path())
+			assert.Equal(t, c.e.Head, pk.head())
+			assert.Equal(t, c.e.Size, pk.size())
+			assert.Equal(t, c.e.ModTime, pk.mtime())
+			assert.Equal(t, c.e.Closed, pk.closed())
+			assert.Equal(t, isLowerHex32(c.e.Head), len(pk.member(pmHead)) == 0 && c.e.Head != "")
+		})
+	}
+}
+
+// TestPackedSize: a sync's entry packs into a few hundred bytes, against
+// the 710 of its JSON line.
+func TestPackedSize(t *testing.T) {
+	e := packCases()[1].e
+	p, err := packEntry(nil, &e)
+	require.NoError(t, err)
+	line, _ := json.Marshal(&e)
+	assert.Less(t, len(p), 300, "packed")
+	assert.Less(t, 2*len(p), len(line)+100, "packed %d, line %d", len(p), len(line))
+}
+
+// TestPackTotalsFields fails when Totals or transcript.Usage gain a
+// member, which packTotals must then pack.
+func TestPackTotalsFields(t *testing.T) {
+	assert.Equal(t, 6, reflect.TypeFor[Totals]().NumField(), "Totals: packTotals packs each member")
+	assert.Equal(t, 9, reflect.TypeFor[transcript.Usage]().NumField(), "transcript.Usage: packTotals packs each member")
+	assert.Equal(t, 24, reflect.TypeFor[Entry]().NumField(), "Entry: packEntry packs each member")
+}
+
+// TestUnpackMalformed: a packed entry cut short or with bytes after its
+// members does not unpack.
+func TestUnpackMalformed(t *testing.T) {
+	e := packCases()[5].e
+	p, err := packEntry(nil, &e)
+	require.NoError(t, err)
+	for _, b := range [][]byte{nil, p[:pkHeader-1], p[:pkHeader], p[:len(p)-1], append(append([]byte(nil), p...), 0)} {
+		var got Entry
+		assert.Error(t, unpackEntry(b, &got), "%d bytes", len(b))
+	}
+}
+
+// FuzzUnpackEntry: unpackEntry never panics, and an entry it reads packs
+// to bytes that unpack to it again.
+func FuzzUnpackEntry(f *testing.F) {
+	for _, c := range packCases() {
+		p, err := packEntry(nil, &c.e)
+		require.NoError(f, err)
+		f.Add(p)
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var e Entry
+		if unpackEntry(b, &e) != nil {
+			return
+		}
+		p, err := packEntry(nil, &e)
+		require.NoError(t, err)
+		var again Entry
+		require.NoError(t, unpackEntry(p, &again))
+		require.Equal(t, e, again)
+	})
+}
+
+// TestLedgerIndex: the runs a ledger finds by path, by head and by copy
+// are those its index found when it held Entry values: by path the open
+// run of greatest id, else the ended one of greatest id, a superseded
+// run only when no other was read from the path (the least id); by head
+// the runs that hold a session no run supersedes, longest first, by id
+// among equals; a copy's run the greatest id of those noting it. Runs
+// put, replaced and removed in any order give the same answers.
+func TestLedgerIndex(t *testing.T) {
+	es := []Entry{
+		{RunID: "a", Head: "h", Path: "/p", Offset: 5, Parts: 1, Closed: true},
+		{RunID: "b", Head: "h", Path: "/p", Offset: 9, Parts: 1, Closed: true},
+		{RunID: "c", Head: "h", Path: "/p", Offset: 5, Parts: 1},
+		{RunID: "d", Head: "h", Path: "/p", Parts: 0, Closed: true},                    // holds no session
+		{RunID: "e", Head: "h", Path: "/q", Parts: 1, Closed: true, SupersededBy: "f"}, // superseded
+		{RunID: "f", Head: "h2", Path: "/q2", Parts: 1, Also: []Seen{{Path: "/copy", Size: 1, ModTime: 2}}},
+		{RunID: "g", Head: "h2", Path: "/q3", Parts: 1, Also: []Seen{{Path: "/copy", Size: 3, ModTime: 4}}},
+		{RunID: "h", Head: "h", Path: "/r", Parts: 1, Closed: true, SupersededBy: "x"},
+		{RunID: "i", Head: "h", Path: "/r", Parts: 1, Closed: true, SupersededBy: "x"},
+	}
+	check := func(t *testing.T, l *Ledger) {
+		for path, want := range map[string]string{"/p": "c", "/q": "e", "/q2": "f", "/r": "h", "/none": ""} {
+			got := ""
+			if e := l.ByPath(path); e != nil {
+				got = e.RunID
+			}
+			assert.Equal(t, want, got, "ByPath(%s)", path)
+		}
+		var ids []string
+		for _, e := range l.ByHead("h") {
+			ids = append(ids, e.RunID)
+		}
+		assert.Equal(t, []string{"b", "a", "c"}, ids, "ByHead")
+		c := l.CopyAt("/copy", 3, time.Unix(0, 4))
+		require.NotNil(t, c)
+		assert.Equal(t, "g", c.RunID)
+		assert.Nil(t, l.CopyAt("/copy", 1, time.Unix(0, 2)), "f's copy: g notes the path last")
+		assert.Len(t, l.Entries(), len(es))
+	}
+	t.Run("in order", func(t *testing.T) {
+		l := &Ledger{runs: newEntries()}
+		for i := range es {
+			require.NoError(t, l.runs.put(&es[i]))
+		}
+		check(t, l)
+	})
+	t.Run("reversed, replaced and removed", func(t *testing.T) {
+		l := &Ledger{runs: newEntries()}
+		require.NoError(t, l.runs.put(&Entry{RunID: "z", Head: "h", Path: "/p", Parts: 1}))
+		for i := len(es) - 1; i >= 0; i-- {
+			other := es[i]
+			other.Path, other.Head, other.Also = "/elsewhere", "other", []Seen{{Path: "/copy"}}
+			require.NoError(t, l.runs.put(&other))
+		}
+		for i := len(es) - 1; i >= 0; i-- {
+			require.NoError(t, l.runs.put(&es[i]))
+		}
+		l.runs.remove("z")
+		check(t, l)
+		assert.Nil(t, l.ByPath("/elsewhere"))
+		assert.Empty(t, l.ByHead("other"))
+	})
+}
