@@ -73,6 +73,7 @@ const (
 	pmFacts
 	pmFiles
 	pmAlso
+	pmLooseAt // a varint, empty when 0
 	pmCount
 )
 
@@ -225,6 +226,11 @@ func packEntry(dst []byte, e *Entry) ([]byte, error) {
 		}
 		bin(b)
 	}
+	if e.LooseAt != 0 {
+		bin(binary.AppendVarint(nil, int64(e.LooseAt)))
+	} else {
+		str("")
+	}
 	return dst, nil
 }
 
@@ -279,6 +285,13 @@ func unpackEntry(p packed, e *Entry) error {
 		e.Raw = string(m[pmRaw])
 	}
 	e.Status, e.Parent, e.SupersededBy = string(m[pmStatus]), string(m[pmParent]), string(m[pmSupersededBy])
+	if b := m[pmLooseAt]; len(b) != 0 {
+		v, w := binary.Varint(b)
+		if w != len(b) || v == 0 || int64(int(v)) != v {
+			return errPacked
+		}
+		e.LooseAt = int(v)
+	}
 	if (e.SupersededBy != "") != (flags&pkSuperseded != 0) {
 		return errPacked
 	}

@@ -43,7 +43,7 @@ func packCases() []struct {
 		}},
 		{"raw exactly the run's directory", Entry{RunID: "r3", Raw: "raw/r3/"}},
 		{"every rare member", Entry{
-			RunID: id, Provider: "codex", Head: hex, Path: "/p", SHA256: hex, Parts: 2, Parent: "parent-run", SupersededBy: "other-run",
+			RunID: id, Provider: "codex", Head: hex, Path: "/p", SHA256: hex, Parts: 2, Parent: "parent-run", LooseAt: 3, SupersededBy: "other-run",
 			First: time.Date(2026, 1, 2, 3, 4, 5, 6, time.FixedZone("", 2*3600)), Status: "incomplete",
 			Resume: &Resume{Format: "jsonl", Whole: true, End: true, Store: "s", Dir: "d", Facts: true, Project: "/proj", SessionStart: "# aider", Held: true},
 			Facts:  []FactsAt{{At: 0, Line: `{"facts":1}`}, {At: 99, Line: `{"facts":2}`}},
@@ -99,7 +99,7 @@ func TestPackedSize(t *testing.T) {
 func TestPackTotalsFields(t *testing.T) {
 	assert.Equal(t, 6, reflect.TypeFor[Totals]().NumField(), "Totals: packTotals packs each member")
 	assert.Equal(t, 9, reflect.TypeFor[transcript.Usage]().NumField(), "transcript.Usage: packTotals packs each member")
-	assert.Equal(t, 24, reflect.TypeFor[Entry]().NumField(), "Entry: packEntry packs each member")
+	assert.Equal(t, 25, reflect.TypeFor[Entry]().NumField(), "Entry: packEntry packs each member")
 }
 
 // TestUnpackMalformed: a packed entry cut short or with bytes after its
