@@ -89,6 +89,24 @@ func StorageRuns(t testing.TB, stor string) map[string][]*transcript.Event {
 	return runs
 }
 
+// StorageRunsKilled is StorageRuns of a storage root read right after a
+// process writing it was killed: a transcript's last line may be torn
+// (cut mid-write, no trailing LF: transcript.ErrTruncated), and is left
+// out; any other problem fails the test, as in StorageRuns.
+func StorageRunsKilled(t testing.TB, stor string) map[string][]*transcript.Event {
+	t.Helper()
+	runs := map[string][]*transcript.Event{}
+	paths, _ := filepath.Glob(filepath.Join(stor, "transcripts", "*.jsonl"))
+	for _, p := range paths {
+		evs := readRun(t, p, true)
+		if len(evs) == 0 {
+			t.Fatalf("%s: empty", p)
+		}
+		runs[p] = evs
+	}
+	return runs
+}
+
 // ArchivedOf is ArchivedSessions of the runs read from a storage root.
 func ArchivedOf(t testing.TB, runs map[string][]*transcript.Event) map[string][]ArchivedRun {
 	t.Helper()

@@ -130,7 +130,7 @@ func TestKilledImportHeldRun(t *testing.T) {
 					t.Logf("signalled at %d lines of agent-big's run (exit %d)", w.count(), p.cmd.ProcessState.ExitCode())
 					// The session's run is the one no run links.
 					open := false
-					for _, evs := range clitest.StorageRuns(t, h.stor) {
+					for _, evs := range clitest.StorageRunsKilled(t, h.stor) {
 						if evs[0].ParentRunID == "" && evs[len(evs)-1].Type != transcript.RunCompleted {
 							open = true
 						}
