@@ -38,7 +38,7 @@ func main() {
 	}
 }
 
-// run records every *.wasm in dir. A module that does not load fails the
+// run records every *.wasm in dir but dot files. A module that does not load fails the
 // whole run: a bundled plugin that cannot load must not ship. The modules
 // are compiled in memory, unless cacheDir names a compilation cache (the
 // tests': compiling a module under -race costs many seconds, and the
@@ -51,6 +51,12 @@ func run(ctx context.Context, dir, cacheDir, goFile string) error {
 	}
 	files := map[string][]byte{}
 	for _, path := range names {
+		if strings.HasPrefix(filepath.Base(path), ".") {
+			// A build's temporary file (pluginbuild writes .build-*.wasm
+			// and renames it), left by a build that was killed: no
+			// module of the bundle (go:embed leaves dot files out too).
+			continue
+		}
 		b, err := os.ReadFile(path)
 		if err != nil {
 			return err

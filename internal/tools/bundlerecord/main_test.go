@@ -39,7 +39,16 @@ func TestRecord(t *testing.T) {
 		if err := os.WriteFile(filepath.Join(dir, "echo.wasm"), echo, 0o644); err != nil {
 			t.Fatal(err)
 		}
+		// A killed build's empty temporary file is no module of the
+		// bundle (before, the run failed on it: no magic number).
+		torn := filepath.Join(dir, ".build-1.wasm")
+		if err := os.WriteFile(torn, nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
 		if err := run(ctx, dir, cache, ""); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Remove(torn); err != nil {
 			t.Fatal(err)
 		}
 		b, err := os.ReadFile(filepath.Join(dir, bundled.ManifestsFile))
