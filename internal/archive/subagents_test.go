@@ -161,7 +161,10 @@ func TestSyncSubAgentFiles(t *testing.T) {
 		assert.Equal(t, 0, link.Iteration)
 	}
 	sub := links[outs[h.sub].RunID]
-	assert.Equal(t, "agent.agent-aac57f5", sub.Path)
+	// Linked at the Task call whose result names the sub-agent
+	// (toolUseResult.agentId: abi.RecordCalls.AgentIn), its path the
+	// file's stem and the call's id, as every call-linked sub-agent's.
+	assert.Equal(t, "agent.agent-aac57f5_toolu_01Hf8v1Za7y4af8VUwSR4CXU", sub.Path)
 	assert.Equal(t, "Check OTEL hex package versions", sub.Step().Name, "named as the call's sub-agent")
 	var sup string
 	require.NoError(t, json.Unmarshal(sub.Step().Extra[lifecycle.SupersedesField], &sup))
