@@ -27,6 +27,10 @@ type message struct {
 	// beyondCounted what the message's usage exceeds it by, as added to
 	// the step's cycle (normalizer.beyond) so far.
 	top, beyondCounted usage
+	// multi: a line of the message listed several iterations. Until
+	// one does, top is the message's usage itself, and neither top nor
+	// what is beyond it is kept (close).
+	multi bool
 	// last is the number of the latest line about the message (see
 	// closeIdle).
 	last int
@@ -225,10 +229,16 @@ func (u *usage) merge(v abi.Value) {
 func (m *message) mergeUsage(v abi.Value) {
 	u := &m.usage
 	u.merge(v)
-	m.top.merge(v)
+	if m.multi {
+		m.top.merge(v)
+	}
 	its := v.Get("iterations")
 	if its.Kind() != abi.KindArray || its.Len() < 2 {
 		return
+	}
+	if !m.multi {
+		// Every line so far was merged into both alike.
+		m.multi, m.top = true, *u
 	}
 	var sum usage
 	var foreign []modelUsage
@@ -535,9 +545,11 @@ func (n *normalizer) close(m *message, out *sdk.Out) {
 		n.pending.add(m.usage.minus(m.counted))
 		// What its iterations state beyond its top-level figures,
 		// which a result's usage leaves out.
-		b := m.usage.minus(m.top)
-		n.beyond.add(b.minus(m.beyondCounted).positive())
-		m.beyondCounted = b
+		if m.multi {
+			b := m.usage.minus(m.top)
+			n.beyond.add(b.minus(m.beyondCounted).positive())
+			m.beyondCounted = b
+		}
 	}
 	m.counted = m.usage
 	out.Close(sdk.S(m.key), e)
