@@ -77,16 +77,7 @@ func ArchivedSessions(t testing.TB, stor string) map[string][]ArchivedRun {
 // ArchivedOf and a caller's own reading.
 func StorageRuns(t testing.TB, stor string) map[string][]*transcript.Event {
 	t.Helper()
-	runs := map[string][]*transcript.Event{}
-	paths, _ := filepath.Glob(filepath.Join(stor, "transcripts", "*.jsonl"))
-	for _, p := range paths {
-		evs := ReadRun(t, p)
-		if len(evs) == 0 {
-			t.Fatalf("%s: empty", p)
-		}
-		runs[p] = evs
-	}
-	return runs
+	return storageRuns(t, stor, false)
 }
 
 // StorageRunsKilled is StorageRuns of a storage root read right after a
@@ -95,10 +86,17 @@ func StorageRuns(t testing.TB, stor string) map[string][]*transcript.Event {
 // out; any other problem fails the test, as in StorageRuns.
 func StorageRunsKilled(t testing.TB, stor string) map[string][]*transcript.Event {
 	t.Helper()
+	return storageRuns(t, stor, true)
+}
+
+// storageRuns reads every transcript of stor (readRun: torn allows a
+// torn last line), each with at least one event.
+func storageRuns(t testing.TB, stor string, torn bool) map[string][]*transcript.Event {
+	t.Helper()
 	runs := map[string][]*transcript.Event{}
 	paths, _ := filepath.Glob(filepath.Join(stor, "transcripts", "*.jsonl"))
 	for _, p := range paths {
-		evs := readRun(t, p, true)
+		evs := readRun(t, p, torn)
 		if len(evs) == 0 {
 			t.Fatalf("%s: empty", p)
 		}
