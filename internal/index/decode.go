@@ -59,6 +59,36 @@ type linePayload struct {
 	// SupersedesRuns (a run.started's) are the ended runs the run holds
 	// again (lifecycle.SupersedesRunsField), as read: a list of run ids.
 	SupersedesRuns json.RawMessage `json:"supersedes_runs"`
+	// res is Result as an agent step's result once read (result), by
+	// the tape (lineDecoder.result) or by encoding/json; resRead says
+	// how it went (resOK, resNone; 0: not read yet).
+	res     lineResult
+	resRead uint8
+}
+
+// How linePayload.Result was read into linePayload.res.
+const (
+	resOK   = 1 // read whole, as json.Unmarshal reads it
+	resNone = 2 // none, or json.Unmarshal fails on it
+)
+
+// result is what the index reads of the payload's result (an agent
+// step's: its provider, model, project, outcome), false when it has
+// none or json.Unmarshal into a lineResult fails on it. It is read once
+// per line: lineDecoder reads it from the line's tape, and what it
+// leaves is read here by encoding/json, which validated the whole
+// result first and was 5% of an index build (the writer reads a step's
+// result twice, for its run's row and for its error's document).
+func (p *linePayload) result() (lineResult, bool) {
+	if p.resRead == 0 {
+		p.resRead = resNone
+		if len(p.Result) > 0 && json.Unmarshal(p.Result, &p.res) == nil {
+			p.resRead = resOK
+		} else {
+			p.res = lineResult{}
+		}
+	}
+	return p.res, p.resRead == resOK
 }
 
 type lineBlock struct {
@@ -268,7 +298,11 @@ func (d *lineDecoder) payload(b []byte, v int, p *linePayload) bool {
 		case "error":
 			return once(&seen, 2) && d.str(b, v, &p.Error)
 		case "result":
-			return once(&seen, 3) && d.raw(b, v, &p.Result)
+			if !once(&seen, 3) || !d.raw(b, v, &p.Result) {
+				return false
+			}
+			d.result(b, v, p)
+			return true
 		case "role":
 			return once(&seen, 4) && d.str(b, v, &p.Role)
 		case "model":
@@ -296,6 +330,39 @@ func (d *lineDecoder) payload(b []byte, v int, p *linePayload) bool {
 		}
 		return otherKey(key)
 	})
+}
+
+// result reads the result whose token is at v into p.res (resOK) when
+// it reads it as json.Unmarshal would: an object whose keys are
+// unescaped lower-case ASCII, those of lineResult's fields each once,
+// their values strings or null. Anything else it leaves to
+// linePayload.result, which asks encoding/json.
+func (d *lineDecoder) result(b []byte, v int, p *linePayload) {
+	if d.toks[v].Kind != wire.KindObject {
+		return
+	}
+	var r lineResult
+	var seen uint32
+	ok := d.object(b, v, func(key []byte, v int) bool {
+		switch string(key) {
+		case "provider":
+			return once(&seen, 0) && d.str(b, v, &r.Provider)
+		case "model":
+			return once(&seen, 1) && d.str(b, v, &r.Model)
+		case "error":
+			return once(&seen, 2) && d.str(b, v, &r.Error)
+		case "status":
+			return once(&seen, 3) && d.str(b, v, &r.Status)
+		case "project":
+			return once(&seen, 4) && d.str(b, v, &r.Project)
+		case "cwd":
+			return once(&seen, 5) && d.str(b, v, &r.Cwd)
+		}
+		return otherKey(key)
+	})
+	if ok {
+		p.res, p.resRead = r, resOK
+	}
 }
 
 // blocks reads an array of blocks as encoding/json does: null is none,

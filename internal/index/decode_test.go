@@ -35,6 +35,16 @@ func decodeBoth(t testing.TB, d *lineDecoder, l *line, b []byte) (fast bool) {
 		return fast
 	}
 	got := *l
+	// The result as a step's: read from the tape by the decoder where it
+	// can, by encoding/json here; then left out of the comparison.
+	wantRes, wantOK := want.Payload.result()
+	gotRes, gotOK := got.Payload.result()
+	if wantRes != gotRes || wantOK != gotOK {
+		t.Fatalf("%q (fast %v): result\nencoding/json %+v %v\nthe decoder   %+v %v", b, fast, wantRes, wantOK, gotRes, gotOK)
+	}
+	for _, p := range []*line{&want, &got} {
+		p.Payload.res, p.Payload.resRead = lineResult{}, 0
+	}
 	// encoding/json leaves a list it meets no "blocks" for nil.
 	for _, p := range []*line{&want, &got} {
 		if len(p.Payload.Blocks) == 0 {
@@ -200,6 +210,7 @@ func FuzzLineDecoder(f *testing.F) {
 	f.Add([]byte(`{"seq":3,"type":"message.user","payload":{"role":"user","blocks":[{"type":"text","text":"hi \u00e9","origin":"prompt"},null]}}`))
 	f.Add([]byte(`{"seq":4,"type":"tool.call","iteration":-1,"payload":{"name":"Bash","call_id":"c1","input":{"command":"ls"},"source":null,"result":null}}`))
 	f.Add([]byte(`{"type":"step.completed","payload":{"kind":"agent","result":{"provider":"p"},"x":[1,{"y":"\ud800"}]}}`))
+	f.Add([]byte(`{"type":"step.completed","payload":{"kind":"agent","result":{"provider":"p","Model":"m","error":null,"cwd":"\u00e9","status":"ok","project":"/p"}}}`))
 	first := []byte(`{"seq":1,"type":"message.user","payload":{"role":"user","blocks":[{"type":"text","text":"a","origin":"system_prompt"},{"type":"command","command":"c","chunk":"k"}]}}`)
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var d lineDecoder
@@ -207,6 +218,49 @@ func FuzzLineDecoder(f *testing.F) {
 		decodeBoth(t, &d, &l, first)
 		decodeBoth(t, &d, &l, b)
 	})
+}
+
+// TestLineDecoderReadsResult: a step's result is read from the line's
+// tape when encoding/json would read it alike, else left to
+// encoding/json (linePayload.result), and either way read as
+// json.Unmarshal reads it into a lineResult.
+func TestLineDecoderReadsResult(t *testing.T) {
+	for _, tc := range []struct {
+		result string
+		tape   bool // read from the tape
+		want   lineResult
+		ok     bool
+	}{
+		{`{"provider":"anthropic","model":"m","usage":{"in":1},"project":"/p","cwd":"/c","status":"ok","error":"e"}`, true,
+			lineResult{Provider: "anthropic", Model: "m", Project: "/p", Cwd: "/c", Status: "ok", Error: "e"}, true},
+		{`{"provider":"a\u00e9\n","x":[1,{"provider":5}]}`, true, lineResult{Provider: "a\u00e9\n"}, true},
+		{`{"provider":null,"model":"m"}`, true, lineResult{Model: "m"}, true},
+		{`{}`, true, lineResult{}, true},
+		{`{"Provider":"a"}`, false, lineResult{Provider: "a"}, true},
+		{`{"provider":"a","provider":"b"}`, false, lineResult{Provider: "b"}, true},
+		{`{"pro\u0076ider":"a"}`, false, lineResult{Provider: "a"}, true},
+		{`{"provider":5}`, false, lineResult{}, false},
+		{`{"error":{"message":"x"},"provider":"a"}`, false, lineResult{}, false},
+		{`"text"`, false, lineResult{}, false},
+		{`[1]`, false, lineResult{}, false},
+		{`null`, false, lineResult{}, false},
+	} {
+		b := []byte(`{"type":"step.completed","payload":{"kind":"agent","result":` + tc.result + `}}`)
+		var d lineDecoder
+		var l line
+		require.True(t, decodeBoth(t, &d, &l, b), "%s", tc.result)
+		_, err := d.decode(b, &l)
+		require.NoError(t, err)
+		assert.Equal(t, tc.tape, l.Payload.resRead == resOK, "%s: read from the tape", tc.result)
+		var want lineResult
+		require.Equal(t, tc.ok, len(l.Payload.Result) > 0 && json.Unmarshal(l.Payload.Result, &want) == nil, "%s", tc.result)
+		got, ok := l.Payload.result()
+		assert.Equal(t, tc.ok, ok, "%s", tc.result)
+		if ok {
+			assert.Equal(t, want, got, "%s", tc.result)
+			assert.Equal(t, tc.want, got, "%s", tc.result)
+		}
+	}
 }
 
 // TestLineDecoderKeepsLittle: the tape of a line of many tokens is not

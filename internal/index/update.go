@@ -983,8 +983,7 @@ func docsOf(ev *line) []doc {
 	case transcript.RunCompleted:
 		add(errDoc, p.Error)
 	case transcript.StepCompleted:
-		var res lineResult
-		if len(p.Result) > 0 && json.Unmarshal(p.Result, &res) == nil {
+		if res, ok := p.result(); ok {
 			add(errDoc, res.Error)
 		}
 		add(errDoc, p.Error)
@@ -1149,8 +1148,7 @@ func (w *writer) event(ctx context.Context, ev *line, t time.Time, off int64, st
 	case transcript.StepCompleted:
 		r.steps++
 		r.openSteps = max(0, r.openSteps-1)
-		var res lineResult
-		if len(p.Result) > 0 && json.Unmarshal(p.Result, &res) == nil {
+		if res, ok := p.result(); ok {
 			addTo(&r.providers, res.Provider)
 			addTo(&r.models, res.Model)
 			if r.project == "" {
