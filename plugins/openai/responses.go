@@ -222,6 +222,7 @@ func (n *normalizer) event(v, typ abi.Value, out *sdk.Out) {
 		// item arrives whole in output_item.done.
 		progress = true
 		out.Ignored(sdk.Text(typ))
+		n.touch(v, out)
 	}
 	switch k &^ evLifecycle {
 	case evCreated:
@@ -299,6 +300,22 @@ func (n *normalizer) event(v, typ abi.Value, out *sdk.Out) {
 		if !progress {
 			out.Unmapped(sdk.S(sdk.TypeName(typ)))
 		}
+	}
+}
+
+// touch tells the host that the response a progress event is about is
+// still being written (an open message reopened only refreshes it): a
+// hosted tool's progress may stream for hundreds of lines (the code
+// interpreter's code, a patch's diff, an MCP call's arguments) before its
+// item's done event writes anything, and the host closes a message no
+// record has named for 64 raw lines, splitting the response in two.
+func (n *normalizer) touch(v abi.Value, out *sdk.Out) {
+	r := n.cur
+	if it := n.items[sdk.View(v.Get("item_id"))]; it != nil {
+		r = it.r
+	}
+	if r != nil && !r.closed {
+		out.Open(r.key, sdk.Message{})
 	}
 }
 
