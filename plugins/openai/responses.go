@@ -894,6 +894,9 @@ func (n *normalizer) responseObject(v, ev abi.Value, out *sdk.Out) {
 	u.Tier = sdk.TierOf(v.Get("service_tier"))
 	n.closeRespWith(r, sdk.MessageEnd{StopReason: sdk.StringOf(reason), Usage: u}, out)
 	costOf(v.Get("usage")).report(out)
+	if mod := v.Get("moderation"); mod.Kind() == abi.KindObject {
+		moderation(mod, out)
+	}
 	switch {
 	case st.Is("completed") || !st.Exists() && (ev.Is("response.completed") || v.Get("object").Is("response.compaction")):
 		n.status(sdk.StatusOK, sdk.Str{}, out)

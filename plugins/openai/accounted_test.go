@@ -1,0 +1,194 @@
+//go:build !wasip1
+
+package openai_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/twasm/twasm/abi/sdk/sdktest"
+	"github.com/twasm/twasm/plugins/openai"
+	"github.com/twasm/twasm/transcript"
+)
+
+// chunk is one chat.completion.chunk of response chatcmpl-1 with the
+// given choices and extra top-level fields, SSE framed.
+func chunk(choices, extra string) string {
+	return `data: {"id":"chatcmpl-1","object":"chat.completion.chunk","created":1784728648,"model":"gpt-5-2025-08-07","choices":[` +
+		choices + `]` + extra + "}\n\n"
+}
+
+// TestChatChunksAccounted: every chunk of a Chat Completions stream is
+// accounted for (spec §6.8), including those that add nothing to the
+// transcript: an empty delta between pieces (Mistral, z.ai, Hugging
+// Face), a delta of url_citation annotations alone and an empty
+// reasoning_details entry (OpenRouter), and the chunk of moderation
+// results OpenAI sends after the last choice's (pydantic-ai's cassettes,
+// recorded 2026-07-22). Before, each was a silent line. A
+// reasoning.encrypted entry (OpenRouter relaying o3 or Grok) is reasoning
+// no one can read: a redacted thinking block, as the Responses API's
+// encrypted_content is. What a moderation result flagged is a warning.
+func TestChatChunksAccounted(t *testing.T) {
+	const (
+		text  = `{"index":0,"delta":{"role":"assistant","content":"Paris"},"finish_reason":null}`
+		empty = `{"index":0,"delta":{"content":""},"finish_reason":null}`
+		stop  = `{"index":0,"delta":{},"finish_reason":"stop"}`
+		usage = `,"usage":{"prompt_tokens":13,"completion_tokens":11,"total_tokens":24}`
+		notes = `{"index":0,"delta":{"content":"","role":"assistant","annotations":[{"type":"url_citation","url_citation":{"url":"https://example.com","title":"","start_index":0,"end_index":0}}]},"finish_reason":null}`
+		blank = `{"index":0,"delta":{"role":"assistant","content":"","reasoning":null,"reasoning_details":[{"type":"reasoning.text","text":"","signature":"","format":"anthropic-claude-v1","index":0}]},"finish_reason":null}`
+		enc   = `{"index":0,"delta":{"role":"assistant","content":"","reasoning":null,"reasoning_details":[{"type":"reasoning.encrypted","data":"gAAAAABpCCSI","id":"rs_1","format":"openai-responses-v1","index":0}]},"finish_reason":null}`
+		clean = `,"moderation":{"input":{"type":"moderation_results","model":"omni-moderation-latest","results":[{"type":"moderation_result","flagged":false,"categories":{"violence":false}}]},"output":{"type":"moderation_results","model":"omni-moderation-latest","results":[{"type":"moderation_result","flagged":false,"categories":{"violence":false}}]}}`
+		flag  = `,"moderation":{"input":{"type":"moderation_results","model":"omni-moderation-latest","results":[{"type":"moderation_result","flagged":true,"categories":{"harassment":true,"hate":false,"violence":true}}]},"output":{"type":"moderation_results","results":[{"flagged":false,"categories":{}}]}}`
+	)
+	tests := []struct {
+		name     string
+		in       string
+		redacted int    // redacted thinking blocks
+		warning  string // a warning that must be there ("" none)
+	}{
+		{"empty delta between pieces", chunk(text, "") + chunk(empty, "") + chunk(text, "") + chunk(stop, ""), 0, ""},
+		{"annotations alone", chunk(text, "") + chunk(notes, "") + chunk(stop, ""), 0, ""},
+		{"empty reasoning_details", chunk(blank, "") + chunk(blank, "") + chunk(text, "") + chunk(stop, ""), 0, ""},
+		{"encrypted reasoning", chunk(text, "") + chunk(enc, "") + chunk(stop, ""), 1, ""},
+		{"finish_reason repeated", chunk(text, "") + chunk(stop, "") + chunk(empty[:len(empty)-len("null}")]+`"stop"}`, ""), 0, ""},
+		{"moderation, nothing flagged", chunk(text, "") + chunk(stop, "") + chunk("", usage) + chunk("", clean) + "data: [DONE]\n", 0, ""},
+		{"moderation, input flagged", chunk(text, "") + chunk(stop, "") + chunk("", usage) + chunk("", flag) + "data: [DONE]\n", 0,
+			"openai moderation flagged the input: harassment, violence (omni-moderation-latest)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r, err := sdktest.Run(context.Background(), openai.Plugin, "openai", []byte(tt.in))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.SilentN != 0 {
+				t.Errorf("%d silent line(s), the first %v; want none", r.SilentN, r.Silent)
+			}
+			if len(r.Step.Unmapped) != 0 {
+				t.Errorf("unmapped %v", r.Step.Unmapped)
+			}
+			if r.Step.Status != "ok" {
+				t.Errorf("status %q (%s)", r.Step.Status, r.Step.Error)
+			}
+			redacted, msgs := 0, 0
+			for _, e := range r.Events {
+				if e.Event.Type != transcript.MessageAssistant {
+					continue
+				}
+				msgs++
+				for _, b := range e.Event.Message().Blocks {
+					if b.Type == transcript.BlockThinking && b.Redacted {
+						redacted++
+					}
+				}
+			}
+			if msgs != 1 || redacted != tt.redacted {
+				t.Errorf("%d assistant messages, %d redacted thinking blocks; want 1, %d", msgs, redacted, tt.redacted)
+			}
+			found := false
+			for _, w := range r.Step.Warnings {
+				if strings.Contains(w, "moderation") {
+					found = found || w == tt.warning
+					if tt.warning == "" || w != tt.warning {
+						t.Errorf("warning %q; want %q", w, tt.warning)
+					}
+				}
+			}
+			if tt.warning != "" && !found {
+				t.Errorf("warnings %q; want %q", r.Step.Warnings, tt.warning)
+			}
+		})
+	}
+}
+
+// TestExecutedTools: the tools a server runs itself and lists as
+// executed_tools (Groq's compound models: a search, a page visit) are
+// tool calls with their results, in a body's message and in a stream's
+// deltas (the call first, then again with its output). Before, the
+// plugin dropped them: the answer cited searches the transcript did not
+// show, and the stream's two chunks were silent lines (pydantic-ai's
+// test_groq_model_web_search_tool cassettes).
+func TestExecutedTools(t *testing.T) {
+	const (
+		search = `{"index":0,"type":"search","arguments":"{\"query\": \"weather in San Francisco\"}"`
+		visit  = `{"index":1,"type":"visit","arguments":"{\"url\": \"https://example.com/\"}"`
+		found  = `,"output":"Title: Weather\nURL: https://example.com/","search_results":{"results":[{"title":"Weather","url":"https://example.com/"}]}}`
+	)
+	body := `{"id":"chatcmpl-1","object":"chat.completion","created":1758144046,"model":"groq/compound","choices":[{"index":0,"message":{"role":"assistant","content":"It is sunny.","executed_tools":[` +
+		search + found + `,` + visit + `,"output":"Title: Example"}]},"finish_reason":"stop"}],"usage":{"prompt_tokens":10,"completion_tokens":5,"total_tokens":15}}`
+	delta := func(d string) string {
+		return chunk(`{"index":0,"delta":`+d+`,"finish_reason":null}`, "")
+	}
+	stream := delta(`{"role":"assistant","reasoning":"Searching."}`) +
+		delta(`{"executed_tools":[`+search+`,"search_results":{"results":[]}}]}`) +
+		delta(`{"executed_tools":[`+search+found+`]}`) +
+		delta(`{"content":"It is sunny."}`) +
+		chunk(`{"index":0,"delta":{},"finish_reason":"stop"}`, `,"x_groq":{"usage":{"queue_time":0.2,"prompt_tokens":5003,"completion_tokens":359,"total_tokens":5362}}`)
+	tests := []struct {
+		name, in      string
+		calls         []string // name=output
+		input, output int64
+	}{
+		{"body", body, []string{"search=Title: Weather\nURL: https://example.com/", "visit=Title: Example"}, 10, 5},
+		{"stream", stream, []string{"search=Title: Weather\nURL: https://example.com/"}, 5003, 359},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r, err := sdktest.Run(context.Background(), openai.Plugin, "openai", []byte(tt.in))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.SilentN != 0 || len(r.Step.Unmapped) != 0 {
+				t.Errorf("%d silent line(s) %v, unmapped %v; want none", r.SilentN, r.Silent, r.Step.Unmapped)
+			}
+			var got []string
+			names := map[string]string{}
+			for _, e := range r.Events {
+				tp := e.Event.Tool()
+				switch {
+				case tp == nil:
+				case e.Event.Type == transcript.ToolCall:
+					names[tp.CallID] = tp.Name
+				case e.Event.Type == transcript.ToolResult:
+					if tp.Status != "ok" {
+						t.Errorf("result of %s: status %q", tp.CallID, tp.Status)
+					}
+					got = append(got, names[tp.CallID]+"="+tp.Output)
+				}
+			}
+			if strings.Join(got, "|") != strings.Join(tt.calls, "|") {
+				t.Errorf("calls with results %q; want %q", got, tt.calls)
+			}
+			// Groq states a stream's usage in x_groq.usage; before, the
+			// stream had none.
+			if u := r.Step.Usage; u == nil || u.InputTokens == nil || *u.InputTokens != tt.input || u.OutputTokens == nil || *u.OutputTokens != tt.output {
+				t.Errorf("usage %+v; want input %d, output %d", u, tt.input, tt.output)
+			}
+		})
+	}
+}
+
+// TestResponsesModeration: the moderation results of a Responses API
+// response (one flat moderation_result per side, in the object and in
+// the stream's response.completed) are a warning when they flagged
+// something, as Chat Completions' are; before, nothing said that the
+// input had been flagged (pydantic-ai's
+// test_openai_responses_moderation_block_policy: flagged under a block
+// policy, the response still complete).
+func TestResponsesModeration(t *testing.T) {
+	const (
+		mod  = `"moderation":{"input":{"type":"moderation_result","model":"omni-moderation-latest","flagged":true,"categories":{"harassment":false,"violence":true}},"output":{"type":"moderation_result","model":"omni-moderation-latest","flagged":false,"categories":{"violence":false}}}`
+		resp = `{"id":"resp_1","object":"response","status":"completed","model":"gpt-5-2025-08-07","output":[{"id":"msg_1","type":"message","status":"completed","role":"assistant","content":[{"type":"output_text","text":"I can't help with that.","annotations":[]}]}],"usage":{"input_tokens":12,"output_tokens":8,"total_tokens":20},` + mod + `}`
+	)
+	const want = "openai moderation flagged the input: violence (omni-moderation-latest)"
+	for _, in := range []string{resp, `{"type":"response.completed","sequence_number":9,"response":` + resp + `}`} {
+		r, err := sdktest.Run(context.Background(), openai.Plugin, "openai", []byte(in))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Step.Status != "ok" || len(r.Step.Warnings) != 1 || r.Step.Warnings[0] != want {
+			t.Errorf("status %q, warnings %q; want ok, [%q]", r.Step.Status, r.Step.Warnings, want)
+		}
+	}
+}
