@@ -102,6 +102,24 @@ func TestChatChunksAccounted(t *testing.T) {
 	}
 }
 
+// TestUnknownDeltaCounted: a chunk whose delta holds only a field the
+// plugin does not read is counted unmapped ("delta/<field>"), not
+// declared ignored as an empty chunk: what a server adds (Groq's
+// executed_tools was one) must show in the drift report.
+func TestUnknownDeltaCounted(t *testing.T) {
+	in := chunk(`{"index":0,"delta":{"role":"assistant","content":"Hi"},"finish_reason":null}`, "") +
+		chunk(`{"index":0,"delta":{"server_tools":[{"type":"search","query":"q"}],"content":""},"finish_reason":null}`, "") +
+		chunk(`{"index":0,"delta":{"content":"","token_id":7351,"citations":[]},"finish_reason":null}`, "") +
+		chunk(`{"index":0,"delta":{},"finish_reason":"stop"}`, "")
+	r, err := sdktest.Run(context.Background(), openai.Plugin, "openai", []byte(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.SilentN != 0 || len(r.Step.Unmapped) != 1 || r.Step.Unmapped["delta/server_tools"] != 1 {
+		t.Errorf("%d silent line(s), unmapped %v; want none silent, delta/server_tools 1", r.SilentN, r.Step.Unmapped)
+	}
+}
+
 // TestExecutedTools: the tools a server runs itself and lists as
 // executed_tools (Groq's compound models: a search, a page visit) are
 // tool calls with their results, in a body's message and in a stream's

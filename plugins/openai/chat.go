@@ -193,8 +193,48 @@ func (n *normalizer) chunk(v abi.Value, out *sdk.Out) {
 		n.closeChat(r, out)
 	}
 	if !said {
-		out.Ignored(sdk.S("chunk_without_content"))
+		if k := unknownDelta(choices); k != "" {
+			// A delta field this plugin does not read, with a value:
+			// counted, so that what a server adds shows in the drift
+			// report instead of passing as an empty chunk.
+			out.Unmapped(sdk.S("delta/" + k))
+		} else {
+			out.Ignored(sdk.S("chunk_without_content"))
+		}
 	}
+}
+
+// knownDelta are the delta fields the plugin reads or knows carry
+// nothing to keep (Hugging Face's token_id, annotations qualifying text
+// already delivered).
+var knownDelta = [...]string{
+	"role", "content", "reasoning", "reasoning_content", "reasoning_details", "refusal", "tool_calls",
+	"function_call", "audio", "annotations", "executed_tools", "text", "token_id",
+}
+
+// unknownDelta is the first field of a choice's delta that the plugin
+// does not know and that holds something (not null, "", [] or {}), ""
+// when there is none.
+func unknownDelta(choices abi.Value) string {
+	it := choices.Iter()
+	for it.Next() {
+		f := it.Value().Get("delta").Iter()
+		for f.Next() {
+			k := sdk.View(f.Key())
+			known := false
+			for _, d := range &knownDelta {
+				known = known || d == k
+			}
+			v := f.Value()
+			switch {
+			case known, v.Kind() == abi.KindNull, v.Kind() == abi.KindString && sdk.Text(v).IsEmpty(),
+				(v.Kind() == abi.KindArray || v.Kind() == abi.KindObject) && v.Len() == 0:
+				continue
+			}
+			return strings.Clone(k)
+		}
+	}
+	return ""
 }
 
 // moderation reports what the moderation results of a response (Chat

@@ -87,7 +87,8 @@
 // declared ignored, as is any chunk that adds nothing to the transcript
 // (an empty delta between pieces, a delta of annotations alone, an
 // empty reasoning_details entry, a finish_reason sent again): every
-// line is accounted for. OpenRouter's reasoning_details repeat the
+// line is accounted for. A chunk whose delta holds only a field the
+// plugin does not read is counted unmapped as "delta/<field>" instead. OpenRouter's reasoning_details repeat the
 // reasoning string; one of type reasoning.encrypted, in a message with
 // no readable reasoning, is a thinking block marked redacted (the
 // Responses API's encrypted reasoning is too). The tools a server runs
