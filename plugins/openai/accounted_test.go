@@ -4,6 +4,7 @@ package openai_test
 
 import (
 	"context"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -253,5 +254,47 @@ func TestResponsesProgressKeepsMessage(t *testing.T) {
 	}
 	if m := msgs[0]; m.ID != "resp_1" || m.Model != "gpt-5-2025-08-07" || len(m.Blocks) != 4 || m.Usage == nil || m.Usage.OutputTokens == nil || *m.Usage.OutputTokens != 30 {
 		t.Errorf("message id %q model %q, %d blocks, usage %+v; want resp_1, gpt-5-2025-08-07, 4 blocks (thinking, tool_use, tool_result, text), output 30", m.ID, m.Model, len(m.Blocks), m.Usage)
+	}
+}
+
+// TestResponsesAnnotationsKeepMessage: an answer's url_citation
+// annotations, one response.output_text.annotation.added event each (a
+// web search's answer cites dozens), keep the response's message open
+// as a hosted tool's progress does. Before, after 64 of them the host
+// closed the message, and the output_text.done and output_item.done that
+// followed wrote the answer's text again into a second message, with the
+// usage, without id or model.
+func TestResponsesAnnotationsKeepMessage(t *testing.T) {
+	var b strings.Builder
+	line := func(s string) { b.WriteString("data: " + s + "\n\n") }
+	msg := `{"id":"msg_1","type":"message","status":"completed","role":"assistant","content":[{"type":"output_text","text":"Answer.","annotations":[]}]}`
+	line(`{"type":"response.created","response":{"id":"resp_1","object":"response","status":"in_progress","model":"gpt-5","output":[]}}`)
+	line(`{"type":"response.output_item.added","output_index":0,"item":{"id":"msg_1","type":"message","status":"in_progress","role":"assistant","content":[]}}`)
+	line(`{"type":"response.output_text.delta","item_id":"msg_1","output_index":0,"content_index":0,"delta":"Answer."}`)
+	for i := range 80 {
+		line(`{"type":"response.output_text.annotation.added","item_id":"msg_1","output_index":0,"content_index":0,"annotation_index":` + strconv.Itoa(i) + `,"annotation":{"type":"url_citation","url":"https://example.com/","title":"t","start_index":0,"end_index":6}}`)
+	}
+	line(`{"type":"response.output_text.done","item_id":"msg_1","output_index":0,"content_index":0,"text":"Answer."}`)
+	line(`{"type":"response.output_item.done","output_index":0,"item":` + msg + `}`)
+	line(`{"type":"response.completed","response":{"id":"resp_1","object":"response","status":"completed","model":"gpt-5","output":[` + msg + `],"usage":{"input_tokens":5,"output_tokens":3,"total_tokens":8}}}`)
+	r, err := sdktest.Run(context.Background(), openai.Plugin, "openai", []byte(b.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var texts []string
+	for _, e := range r.Events {
+		if e.Event.Type != transcript.MessageAssistant {
+			continue
+		}
+		m := e.Event.Message()
+		if m.ID != "resp_1" || m.Model != "gpt-5" {
+			t.Errorf("message id %q model %q; want resp_1, gpt-5", m.ID, m.Model)
+		}
+		for _, bl := range m.Blocks {
+			texts = append(texts, bl.Text)
+		}
+	}
+	if len(r.Step.Warnings) != 0 || strings.Join(texts, "|") != "Answer." {
+		t.Errorf("warnings %q, texts %q; want none, [Answer.]", r.Step.Warnings, texts)
 	}
 }

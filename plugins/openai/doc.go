@@ -240,10 +240,11 @@
 // content is written once from the items and parts), annotations, SSE
 // framing and [DONE] are declared ignored (Out.Ignored), as are the lines
 // of a pretty-printed document (accounted for by the document). A hosted
-// tool's progress event also reopens its response's message (which only
-// refreshes it): the host closes a message no record has named for 64 raw
-// lines, and a code interpreter's code or a patch's diff may stream for
-// hundreds before its item's done event writes anything.
+// tool's progress event and a lifecycle event also reopen their
+// response's message (which only refreshes it): the host closes a message
+// no record has named for 64 raw lines, and a code interpreter's code or
+// a patch's diff may stream for hundreds before its item's done event
+// writes anything, an answer's annotations one event each.
 //
 // keys (sdk.Plugin.Keys) lists every object key the normalizer reads, so
 // that the host marks them in its tapes and Get matches them by number

@@ -216,7 +216,11 @@ func (n *normalizer) event(v, typ abi.Value, out *sdk.Out) {
 		// Known lifecycle events: what they carry is written from the
 		// items and parts (each once), so the line itself may add
 		// nothing; declared so that it is accounted for (spec §6.8).
+		// Many in a row (a web search's url_citation annotations, one
+		// event each) must not let the host close the message: see
+		// touch.
 		out.Ignored(sdk.Text(typ))
+		n.touch(v, out)
 	case k == 0 && isProgress(typ):
 		// A hosted tool's progress (searching, interpreting, ...): its
 		// item arrives whole in output_item.done.
@@ -303,12 +307,14 @@ func (n *normalizer) event(v, typ abi.Value, out *sdk.Out) {
 	}
 }
 
-// touch tells the host that the response a progress event is about is
-// still being written (an open message reopened only refreshes it): a
-// hosted tool's progress may stream for hundreds of lines (the code
+// touch tells the host that the response an event is about is still
+// being written (an open message reopened only refreshes it): a hosted
+// tool's progress may stream for hundreds of lines (the code
 // interpreter's code, a patch's diff, an MCP call's arguments) before its
-// item's done event writes anything, and the host closes a message no
-// record has named for 64 raw lines, splitting the response in two.
+// item's done event writes anything, and an answer's annotations come
+// one event each; the host closes a message no record has named for 64
+// raw lines, and what the response wrote after that became a second
+// message (its text a second time, when the .done events repeated it).
 func (n *normalizer) touch(v abi.Value, out *sdk.Out) {
 	r := n.cur
 	if it := n.items[sdk.View(v.Get("item_id"))]; it != nil {
