@@ -432,6 +432,10 @@
 // repeated agent_progress message, can_use_tool requests and their
 // answers, and the lines of a pretty-printed document are declared
 // ignored too (Out.Ignored), so that every raw line is accounted for.
+// Those stream events also reopen the message being streamed (which
+// only refreshes it): the host closes a message no record has named for
+// 64 raw lines, and a tool's input may stream as hundreds of
+// input_json_delta events before its block stops.
 //
 // Notices. Warnings of the step, not errors of the provider (the run's
 // own records say how it ended): a session log's <task-notification> (a user
