@@ -3,14 +3,12 @@
 package claude
 
 import (
-	"context"
 	"encoding/json"
 	"strconv"
 	"strings"
 	"testing"
 
-	"github.com/twasm/twasm/abi/sdk/sdktest"
-	"github.com/twasm/twasm/transcript"
+	"github.com/twasm/twasm/internal/testing/plugintest"
 )
 
 // TestStreamKeepsMessageOpen: events that write nothing to the message
@@ -78,23 +76,7 @@ func TestStreamKeepsMessageOpen(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r, err := sdktest.Run(context.Background(), Plugin, tt.provider, []byte(tt.in))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(r.Step.Warnings) != 0 {
-				t.Errorf("warnings %q; want none", r.Step.Warnings)
-			}
-			var msgs []*transcript.MessagePayload
-			for _, e := range r.Events {
-				if e.Event.Type == transcript.MessageAssistant {
-					msgs = append(msgs, e.Event.Message())
-				}
-			}
-			if len(msgs) != 1 {
-				t.Fatalf("%d assistant messages; want 1", len(msgs))
-			}
-			m := msgs[0]
+			m := plugintest.OneAssistant(t, Plugin, tt.provider, []byte(tt.in))
 			var types []string
 			for _, b := range m.Blocks {
 				types = append(types, string(b.Type))

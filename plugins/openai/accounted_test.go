@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/twasm/twasm/abi/sdk/sdktest"
+	"github.com/twasm/twasm/internal/testing/plugintest"
 	"github.com/twasm/twasm/plugins/openai"
 	"github.com/twasm/twasm/transcript"
 )
@@ -236,23 +237,8 @@ func TestResponsesProgressKeepsMessage(t *testing.T) {
 	line(`{"type":"response.output_item.done","output_index":1,"item":` + ci + `}`)
 	line(`{"type":"response.output_item.done","output_index":2,"item":` + msg + `}`)
 	line(`{"type":"response.completed","response":{"id":"resp_1","object":"response","status":"completed","model":"gpt-5-2025-08-07","output":[{"id":"rs_1","type":"reasoning","summary":[]},` + ci + `,` + msg + `],"usage":{"input_tokens":20,"input_tokens_details":{"cached_tokens":0},"output_tokens":30,"output_tokens_details":{"reasoning_tokens":10},"total_tokens":50}}}`)
-	r, err := sdktest.Run(context.Background(), openai.Plugin, "openai", []byte(b.String()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(r.Step.Warnings) != 0 {
-		t.Errorf("warnings %q; want none", r.Step.Warnings)
-	}
-	var msgs []*transcript.MessagePayload
-	for _, e := range r.Events {
-		if e.Event.Type == transcript.MessageAssistant {
-			msgs = append(msgs, e.Event.Message())
-		}
-	}
-	if len(msgs) != 1 {
-		t.Fatalf("%d assistant messages; want 1", len(msgs))
-	}
-	if m := msgs[0]; m.ID != "resp_1" || m.Model != "gpt-5-2025-08-07" || len(m.Blocks) != 4 || m.Usage == nil || m.Usage.OutputTokens == nil || *m.Usage.OutputTokens != 30 {
+	m := plugintest.OneAssistant(t, openai.Plugin, "openai", []byte(b.String()))
+	if m.ID != "resp_1" || m.Model != "gpt-5-2025-08-07" || len(m.Blocks) != 4 || m.Usage == nil || m.Usage.OutputTokens == nil || *m.Usage.OutputTokens != 30 {
 		t.Errorf("message id %q model %q, %d blocks, usage %+v; want resp_1, gpt-5-2025-08-07, 4 blocks (thinking, tool_use, tool_result, text), output 30", m.ID, m.Model, len(m.Blocks), m.Usage)
 	}
 }
