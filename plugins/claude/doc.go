@@ -186,7 +186,11 @@
 // Anything not ok carries error text. A tool_result whose call is not in
 // the input (a sub-agent's tool in a stream without its messages) gets a
 // synthesized tool.call named after the kind its result shows (execute,
-// search, read, edit, fetch) or "unknown", with a warning that says so. A
+// search, read, edit, fetch) or "unknown", with a warning that says so;
+// a server tool's result without its call (a response that continues a
+// turn the server paused, stop_reason pause_turn: the call was the
+// previous response's) names it after its block type
+// (web_search_tool_result: web_search). A
 // can_use_tool control_request for a call that never appears otherwise
 // is a dangling tool.call. A tool_result that is an array of text items is
 // joined with newlines; an array holding anything else (images) is kept as
@@ -461,6 +465,10 @@
 // repeated agent_progress message, can_use_tool requests and their
 // answers, and the lines of a pretty-printed document are declared
 // ignored too (Out.Ignored), so that every raw line is accounted for.
+// Those stream events also reopen the message being streamed (which
+// only refreshes it): the host closes a message no record has named for
+// 64 raw lines, and a tool's input may stream as hundreds of
+// input_json_delta events before its block stops.
 //
 // Notices. Warnings of the step, not errors of the provider (the run's
 // own records say how it ended): a session log's <task-notification> (a user

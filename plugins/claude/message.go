@@ -894,6 +894,14 @@ func (n *normalizer) writeBlock(m *message, s *slot, b, ts abi.Value, out *sdk.O
 		if c != nil {
 			r.Name = sdk.S(c.name)
 			c.resulted = true
+		} else if t := sdk.View(bt); len(t) > len("_tool_result") {
+			// A server tool's result whose call this capture does not
+			// hold (a turn the server paused, pause_turn, and the next
+			// request continued: the call is the previous response's):
+			// its block type names the tool (web_search_tool_result is
+			// web_search's), which the call the host makes up for it
+			// takes.
+			r.Name = sdk.S(t[:len(t)-len("_tool_result")])
 		}
 		r.Status = sdk.S(toolOK)
 		switch {

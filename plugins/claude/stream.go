@@ -99,6 +99,7 @@ func (n *normalizer) event(e abi.Value, scope string, raw bool, out *sdk.Out) {
 			if dt.Is("compaction_delta") {
 				m.compact[int(idx)] = sdk.AppendText(b, d.Get("content"))
 				n.ignore("delta/compaction_delta", out)
+				n.touch(m, out)
 			} else {
 				out.Unmapped(sdk.S("delta/" + sdk.TypeName(dt)))
 			}
@@ -125,6 +126,7 @@ func (n *normalizer) event(e abi.Value, scope string, raw bool, out *sdk.Out) {
 		if s.snap || s.stopped {
 			// The block came whole, or stopped: nothing to add.
 			n.ignore("delta/"+sdk.TypeName(dt), out)
+			n.touch(m, out)
 			return
 		}
 		switch sdk.Name(dt) {
@@ -139,15 +141,18 @@ func (n *normalizer) event(e abi.Value, scope string, raw bool, out *sdk.Out) {
 		case "signature_delta":
 			s.hasSig = s.hasSig || !sdk.Text(d.Get("signature")).IsEmpty()
 			n.ignore("delta/signature_delta", out)
+			n.touch(m, out)
 		case "input_json_delta":
 			// Joined here; the whole input is written when the block
 			// stops.
 			n.ignore("delta/input_json_delta", out)
+			n.touch(m, out)
 			pj := d.Get("partial_json")
 			s.input = sdk.AppendText(s.input, pj)
 		case "citations_delta":
 			// Citations annotate text already delivered.
 			n.ignore("delta/citations_delta", out)
+			n.touch(m, out)
 		default:
 			out.Unmapped(sdk.S("delta/" + sdk.TypeName(dt)))
 		}
@@ -173,6 +178,7 @@ func (n *normalizer) event(e abi.Value, scope string, raw bool, out *sdk.Out) {
 		// Its stop reason and usage are written with the message.
 		n.ignore("stream_event/message_delta", out)
 		m := n.streaming(scope, out)
+		n.touch(m, out)
 		if sr := e.Path("delta", "stop_reason"); sr.Kind() == abi.KindString && !sr.Is(m.stop) {
 			m.stop = sr.String()
 		}
@@ -193,6 +199,9 @@ func (n *normalizer) event(e abi.Value, scope string, raw bool, out *sdk.Out) {
 		}
 	case "ping":
 		n.ignore("ping", out)
+		if m := n.current(scope); m != nil {
+			n.touch(m, out)
+		}
 	case "error":
 		msg := sdk.Text(e.Path("error", "message"))
 		if msg.IsEmpty() {
@@ -208,6 +217,23 @@ func (n *normalizer) event(e abi.Value, scope string, raw bool, out *sdk.Out) {
 	default:
 		out.Unmapped(sdk.S("stream_event/" + sdk.TypeName(t)))
 	}
+}
+
+// touch tells the host that message m, being streamed, is still being
+// written (reopening an open message only refreshes it), on an event
+// that writes nothing to it: the host closes a message no record has
+// named for 64 raw lines, and a tool's input streams as input_json_delta
+// events (hundreds for a Write of a long file), joined here and written
+// when its block stops; pings keep a long server tool call alive;
+// citations come one event each. Without it, what the message wrote
+// after those lines became a second message, its tool_use block a
+// second time.
+func (n *normalizer) touch(m *message, out *sdk.Out) {
+	h := sdk.Message{}
+	if m.scope != "" {
+		h.Scope = sdk.S(m.scope)
+	}
+	out.Open(sdk.S(m.key), h)
 }
 
 // streaming returns the message being streamed in scope, creating an

@@ -37,6 +37,15 @@ type chatMsg struct {
 	byID     map[string]*chatCall
 	finish   string
 	finished bool
+	redacted bool                // a redacted thinking block was set for encrypted reasoning
+	exec     map[int64]*execTool // tools the server ran, by executed_tools index
+}
+
+// execTool is a tool the server ran itself (executed_tools).
+type execTool struct {
+	id, name string
+	slot     int
+	result   bool
 }
 
 // chatCall is one streamed tool call, joined by its fragments' index.
@@ -110,6 +119,11 @@ func (n *normalizer) chunk(v abi.Value, out *sdk.Out) {
 		r.tier = t
 	}
 	choices := v.Get("choices")
+	// said: the chunk added something to the transcript. One that adds
+	// nothing (an empty delta between pieces, a delta of annotations
+	// only, an empty reasoning_details entry) is declared ignored at the
+	// end, so every line is accounted for (spec §6.8).
+	said := false
 	pos := int64(0)
 	it := choices.Iter()
 	for ; it.Next(); pos++ {
@@ -118,7 +132,9 @@ func (n *normalizer) chunk(v abi.Value, out *sdk.Out) {
 		if !ok {
 			idx = pos
 		}
+		opened := len(r.msgs)
 		m := n.chatMsg(r, idx, out)
+		said = said || len(r.msgs) > opened
 		d := c.Get("delta")
 		if !d.Exists() {
 			d = c.Get("message")
@@ -128,13 +144,34 @@ func (n *normalizer) chunk(v abi.Value, out *sdk.Out) {
 			// text is the delta.
 			d = c
 		}
-		n.delta(r, m, d, out)
-		if fr := c.Get("finish_reason"); fr.Kind() == abi.KindString && !sdk.Text(fr).IsEmpty() {
+		if n.delta(r, m, d, out) {
+			said = true
+		}
+		if fr := c.Get("finish_reason"); fr.Kind() == abi.KindString && !sdk.Text(fr).IsEmpty() && !m.finished {
+			// A finish_reason repeated after the choice's (OpenRouter
+			// sends it again with an empty delta) says nothing new.
 			m.finish = fr.String()
 			n.finishChoice(r, m, out)
+			said = true
 		}
 	}
-	if u := v.Get("usage"); u.Kind() == abi.KindObject {
+	if mod := v.Get("moderation"); mod.Kind() == abi.KindObject {
+		// The moderation results the request asked for (the chunk after
+		// the last choice's): what they flagged is a warning.
+		moderation(mod, out)
+		if !said {
+			out.Ignored(sdk.S("moderation"))
+			said = true
+		}
+	}
+	u := v.Get("usage")
+	if u.Kind() != abi.KindObject {
+		// Groq states a stream's usage in its own x_groq object, on
+		// the chunk of the finish_reason (its bodies use usage).
+		u = v.Path("x_groq", "usage")
+	}
+	if u.Kind() == abi.KindObject {
+		said = true
 		// The last report wins: a server that repeats usage on every
 		// chunk sends running totals.
 		r.usage = usageOf(u)
@@ -149,21 +186,133 @@ func (n *normalizer) chunk(v abi.Value, out *sdk.Out) {
 	}
 	if e := v.Get("error"); e.Kind() == abi.KindObject {
 		n.apiError(e, out)
+		said = true
 	}
 	if choices.Kind() == abi.KindArray && choices.Len() == 0 && v.Get("usage").Kind() == abi.KindObject {
 		// include_usage: the usage chunk is the response's last.
 		n.closeChat(r, out)
 	}
+	if !said {
+		if k := unknownDelta(choices); k != "" {
+			// A delta field this plugin does not read, with a value:
+			// counted, so that what a server adds shows in the drift
+			// report instead of passing as an empty chunk.
+			out.Unmapped(sdk.S("delta/" + k))
+		} else {
+			out.Ignored(sdk.S("chunk_without_content"))
+		}
+	}
 }
 
-// delta applies one choice's delta.
-func (n *normalizer) delta(r *chatResp, m *chatMsg, d abi.Value, out *sdk.Out) {
+// knownDelta are the delta fields the plugin reads or knows carry
+// nothing to keep (Hugging Face's token_id, annotations qualifying text
+// already delivered).
+var knownDelta = [...]string{
+	"role", "content", "reasoning", "reasoning_content", "reasoning_details", "refusal", "tool_calls",
+	"function_call", "audio", "annotations", "executed_tools", "text", "token_id",
+}
+
+// unknownDelta is the first field of a choice's delta that the plugin
+// does not know and that holds something (not null, "", [] or {}), ""
+// when there is none.
+func unknownDelta(choices abi.Value) string {
+	it := choices.Iter()
+	for it.Next() {
+		f := it.Value().Get("delta").Iter()
+		for f.Next() {
+			k := sdk.View(f.Key())
+			known := false
+			for _, d := range &knownDelta {
+				known = known || d == k
+			}
+			v := f.Value()
+			switch {
+			case known, v.Kind() == abi.KindNull, v.Kind() == abi.KindString && sdk.Text(v).IsEmpty(),
+				(v.Kind() == abi.KindArray || v.Kind() == abi.KindObject) && v.Len() == 0:
+				continue
+			}
+			return strings.Clone(k)
+		}
+	}
+	return ""
+}
+
+// moderation reports what the moderation results of a response (Chat
+// Completions' moderation, a chunk's or a body's; the Responses API's)
+// flagged, side by side: input and output, each one result or a list
+// of them ({flagged, categories}). A result that flagged nothing says
+// nothing: the response is what it is either way (the API answers in
+// full even under a block policy).
+func moderation(mod abi.Value, out *sdk.Out) {
+	for _, side := range [...]string{"input", "output"} {
+		v := mod.Get(side)
+		var flagged []byte
+		if rs := v.Get("results"); rs.Kind() == abi.KindArray {
+			it := rs.Iter()
+			for it.Next() {
+				flagged = flaggedCategories(flagged, it.Value())
+			}
+		} else {
+			flagged = flaggedCategories(flagged, v)
+		}
+		if len(flagged) > 0 {
+			model := v.Get("model").String()
+			msg := "openai moderation flagged the " + side + ": " + string(flagged)
+			if model != "" {
+				msg += " (" + model + ")"
+			}
+			out.Warn(msg)
+		}
+	}
+}
+
+// flaggedCategories appends to b the categories a flagged moderation
+// result names true ("flagged" when it names none), comma separated.
+func flaggedCategories(b []byte, r abi.Value) []byte {
+	if f, ok := r.Get("flagged").Bool(); !ok || !f {
+		return b
+	}
+	n := len(b)
+	it := r.Get("categories").Iter()
+	for it.Next() {
+		if t, ok := it.Value().Bool(); ok && t {
+			if len(b) > 0 {
+				b = append(b, ", "...)
+			}
+			b = append(b, it.Key().String()...)
+		}
+	}
+	if len(b) == n {
+		if len(b) > 0 {
+			b = append(b, ", "...)
+		}
+		b = append(b, "flagged"...)
+	}
+	return b
+}
+
+// delta applies one choice's delta and says whether it added anything
+// (an empty delta, or one of annotations alone, adds nothing).
+func (n *normalizer) delta(r *chatResp, m *chatMsg, d abi.Value, out *sdk.Out) bool {
+	said := false
 	th := d.Get("reasoning_content")
 	if th.Kind() != abi.KindString {
 		th = d.Get("reasoning")
 	}
 	if th.Kind() == abi.KindString && !sdk.Text(th).IsEmpty() {
 		out.Append(m.key, m.alloc(&m.think), sdk.BlockThinking, sdk.Text(th))
+		said = true
+	}
+	if !m.redacted && m.think < 0 && encryptedReasoning(d.Get("reasoning_details")) {
+		// OpenRouter's reasoning_details: the text of reasoning.text
+		// entries is also the reasoning string above; a
+		// reasoning.encrypted entry is reasoning the model did that no
+		// one can read (Responses' encrypted_content): a redacted
+		// thinking block, once.
+		m.redacted = true
+		slot := -1
+		out.Block(m.key, m.alloc(&slot), sdk.Block{Type: sdk.BlockThinking, Thinking: sdk.S(""), Redacted: true})
+		said = true
 	}
 	c := d.Get("content")
 	if c.Kind() == abi.KindArray {
@@ -174,9 +323,11 @@ func (n *normalizer) delta(r *chatResp, m *chatMsg, d abi.Value, out *sdk.Out) {
 			if th := thinkingOf(p); th.IsSet() {
 				if !th.IsEmpty() {
 					out.Append(m.key, m.alloc(&m.think), sdk.BlockThinking, th)
+					said = true
 				}
 			} else if t := p.Get("text"); t.Kind() == abi.KindString && !sdk.Text(t).IsEmpty() {
 				out.Append(m.key, m.alloc(&m.text), sdk.BlockText, sdk.Text(t))
+				said = true
 				if m.index == 0 {
 					m.textBuf = sdk.AppendText(m.textBuf, t)
 				}
@@ -188,6 +339,7 @@ func (n *normalizer) delta(r *chatResp, m *chatMsg, d abi.Value, out *sdk.Out) {
 	}
 	if c.Kind() == abi.KindString && !sdk.Text(c).IsEmpty() {
 		out.Append(m.key, m.alloc(&m.text), sdk.BlockText, sdk.Text(c))
+		said = true
 		if m.index == 0 {
 			m.textBuf = sdk.AppendText(m.textBuf, c)
 		}
@@ -198,12 +350,14 @@ func (n *normalizer) delta(r *chatResp, m *chatMsg, d abi.Value, out *sdk.Out) {
 		// transcript, streamed in pieces like content. The audio itself
 		// (base64 data) is not kept.
 		out.Append(m.key, m.alloc(&m.text), sdk.BlockText, sdk.Text(tr))
+		said = true
 		if m.index == 0 {
 			m.textBuf = sdk.AppendText(m.textBuf, tr)
 		}
 	}
 	if rf := d.Get("refusal"); rf.Kind() == abi.KindString && !sdk.Text(rf).IsEmpty() {
 		out.Append(m.key, m.alloc(&m.refusal), sdk.BlockText, sdk.Text(rf))
+		said = true
 		if m.index == 0 {
 			m.refBuf = sdk.AppendText(m.refBuf, rf)
 		}
@@ -211,12 +365,81 @@ func (n *normalizer) delta(r *chatResp, m *chatMsg, d abi.Value, out *sdk.Out) {
 	pos := int64(0)
 	it := d.Get("tool_calls").Iter()
 	for ; it.Next(); pos++ {
-		n.toolFragment(r, m, it.Value(), pos, out)
+		n.toolFragment(r, m, it.Value(), pos, out) // a block, an append or a declared fragment
+		said = true
 	}
 	if fc := d.Get("function_call"); fc.Kind() == abi.KindObject {
 		// The pre-tools function_call: one call per choice, no id.
 		n.fragment(m, m.callAt(-1, ""), -1, sdk.Str{}, fc, out)
+		said = true
 	}
+	if n.executedTools(r, m, d.Get("executed_tools"), out) {
+		said = true
+	}
+	return said
+}
+
+// executedTools reports the tools the server ran itself, listed in a
+// message or a stream's deltas as executed_tools (Groq's compound
+// models search, visit pages and run code so: [{index, type, arguments,
+// output, search_results}]): each entry's tool call and tool_use block
+// when it is first seen, its result and tool_result block once it
+// carries an output (a stream states the call, then again with its
+// output). The server gives them no id: one stable per response, choice
+// and index. It says whether it reported anything.
+func (n *normalizer) executedTools(r *chatResp, m *chatMsg, list abi.Value, out *sdk.Out) bool {
+	said := false
+	pos := int64(0)
+	it := list.Iter()
+	for ; it.Next(); pos++ {
+		e := it.Value()
+		idx, ok := e.Get("index").Int()
+		if !ok {
+			idx = pos
+		}
+		x := m.exec[idx]
+		if x == nil {
+			x = &execTool{id: r.id + "#" + itoa(m.index) + ".executed." + itoa(idx), name: e.Get("type").String(), slot: m.nslots}
+			m.nslots++
+			if m.exec == nil {
+				m.exec = map[int64]*execTool{}
+			}
+			m.exec[idx] = x
+			args := e.Get("arguments")
+			input := sdk.JSON(args)
+			if sdk.Text(args).IsEmpty() {
+				input, _ = jsonInput(nil)
+			}
+			out.Block(m.key, x.slot, sdk.Block{Type: sdk.BlockToolUse, ToolName: sdk.Opt(x.name), ToolID: sdk.S(x.id), ToolInput: input})
+			n.toolCall(x.id, x.name, input, args, r.time, false, out)
+			said = true
+		}
+		o := e.Get("output")
+		if x.result || o.Kind() != abi.KindString {
+			continue
+		}
+		x.result = true
+		slot := m.nslots
+		m.nslots++
+		out.Block(m.key, slot, sdk.Block{Type: sdk.BlockToolResult, ToolID: sdk.S(x.id), ToolContent: sdk.Text(o)})
+		n.results[x.id]++
+		out.ToolResult(sdk.ToolResult{CallID: sdk.S(x.id), Name: sdk.Opt(x.name), Output: sdk.Text(o), Status: sdk.S(toolOK), Time: r.time})
+		said = true
+	}
+	return said
+}
+
+// encryptedReasoning says whether a reasoning_details list holds a
+// reasoning.encrypted entry with data.
+func encryptedReasoning(ds abi.Value) bool {
+	it := ds.Iter()
+	for it.Next() {
+		d := it.Value()
+		if d.Get("type").Is("reasoning.encrypted") && !sdk.Text(d.Get("data")).IsEmpty() {
+			return true
+		}
+	}
+	return false
 }
 
 // thinkingOf is the text of a thinking content part (Mistral's
@@ -511,6 +734,11 @@ func (n *normalizer) completion(v abi.Value, out *sdk.Out) {
 		if fc := msg.Get("function_call"); fc.Kind() == abi.KindObject {
 			calls = append(calls, msg) // its function_call is read below
 		}
+		if ex := msg.Get("executed_tools"); ex.Kind() == abi.KindArray {
+			em := &chatMsg{key: key, index: idx, nslots: slot}
+			n.executedTools(r, em, ex, out)
+			slot = em.nslots
+		}
 		for i, tc := range calls {
 			fn := tc.Get("function")
 			if !fn.Exists() {
@@ -544,6 +772,9 @@ func (n *normalizer) completion(v abi.Value, out *sdk.Out) {
 	}
 	if nchoices == 0 && !v.Get("error").Exists() {
 		n.status(sdk.StatusOK, sdk.Str{}, out)
+	}
+	if mod := v.Get("moderation"); mod.Kind() == abi.KindObject {
+		moderation(mod, out)
 	}
 	out.Usage(u, sdk.ModeAdd)
 	costOf(v.Get("usage")).report(out)

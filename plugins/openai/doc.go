@@ -84,7 +84,21 @@
 // plugin as well, since the tool.call needs the whole value. A server that
 // sends no call id gets "<response id>#<choice>.<n>". A fragment that
 // adds nothing to its call (Qwen repeats one with "" arguments) is
-// declared ignored. A message closes at
+// declared ignored, as is any chunk that adds nothing to the transcript
+// (an empty delta between pieces, a delta of annotations alone, an
+// empty reasoning_details entry, a finish_reason sent again): every
+// line is accounted for. A chunk whose delta holds only a field the
+// plugin does not read is counted unmapped as "delta/<field>" instead. OpenRouter's reasoning_details repeat the
+// reasoning string; one of type reasoning.encrypted, in a message with
+// no readable reasoning, is a thinking block marked redacted (the
+// Responses API's encrypted reasoning is too). The tools a server runs
+// itself and lists as executed_tools (Groq's compound models: search,
+// visit, ...) are tool calls with their results, tool_use and
+// tool_result blocks of the message, named "<response id>#<choice>.executed.<index>"
+// (the server gives them no id). What moderation results (Chat
+// Completions' moderation, a chunk's or a body's, and the Responses
+// API's) flagged is a warning naming the side (input, output) and the
+// categories; a result that flagged nothing says nothing. A message closes at
 // the usage-only chunk, [DONE], the next response or the end; usage
 // belongs to the message only when the response has one choice (it is
 // per response), and is added to the step once per response.
@@ -190,7 +204,8 @@
 // input_tokens_details.cache_write_tokens: cache_write; completion_tokens
 // / output_tokens: output_tokens; *_details.reasoning_tokens: reasoning.
 // The last usage a chat stream reports wins (servers that repeat it send
-// running totals); the step adds each response's usage once.
+// running totals); the step adds each response's usage once. Groq's
+// streams state it in x_groq.usage, read as usage.
 //
 // Service tier (ABI 1.9). The response's top-level service_tier (a Chat
 // Completions body or chunk, the last a stream's chunks state; a
@@ -224,7 +239,12 @@
 // content_part.added/.done, the text and summary .done events, whose
 // content is written once from the items and parts), annotations, SSE
 // framing and [DONE] are declared ignored (Out.Ignored), as are the lines
-// of a pretty-printed document (accounted for by the document).
+// of a pretty-printed document (accounted for by the document). A hosted
+// tool's progress event and a lifecycle event also reopen their
+// response's message (which only refreshes it): the host closes a message
+// no record has named for 64 raw lines, and a code interpreter's code or
+// a patch's diff may stream for hundreds before its item's done event
+// writes anything, an answer's annotations one event each.
 //
 // keys (sdk.Plugin.Keys) lists every object key the normalizer reads, so
 // that the host marks them in its tapes and Get matches them by number

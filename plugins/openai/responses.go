@@ -216,12 +216,17 @@ func (n *normalizer) event(v, typ abi.Value, out *sdk.Out) {
 		// Known lifecycle events: what they carry is written from the
 		// items and parts (each once), so the line itself may add
 		// nothing; declared so that it is accounted for (spec §6.8).
+		// Many in a row (a web search's url_citation annotations, one
+		// event each) must not let the host close the message: see
+		// touch.
 		out.Ignored(sdk.Text(typ))
+		n.touch(v, out)
 	case k == 0 && isProgress(typ):
 		// A hosted tool's progress (searching, interpreting, ...): its
 		// item arrives whole in output_item.done.
 		progress = true
 		out.Ignored(sdk.Text(typ))
+		n.touch(v, out)
 	}
 	switch k &^ evLifecycle {
 	case evCreated:
@@ -299,6 +304,24 @@ func (n *normalizer) event(v, typ abi.Value, out *sdk.Out) {
 		if !progress {
 			out.Unmapped(sdk.S(sdk.TypeName(typ)))
 		}
+	}
+}
+
+// touch tells the host that the response an event is about is still
+// being written (an open message reopened only refreshes it): a hosted
+// tool's progress may stream for hundreds of lines (the code
+// interpreter's code, a patch's diff, an MCP call's arguments) before its
+// item's done event writes anything, and an answer's annotations come
+// one event each; the host closes a message no record has named for 64
+// raw lines, and what the response wrote after that became a second
+// message (its text a second time, when the .done events repeated it).
+func (n *normalizer) touch(v abi.Value, out *sdk.Out) {
+	r := n.cur
+	if it := n.items[sdk.View(v.Get("item_id"))]; it != nil {
+		r = it.r
+	}
+	if r != nil && !r.closed {
+		out.Open(r.key, sdk.Message{})
 	}
 }
 
@@ -877,6 +900,9 @@ func (n *normalizer) responseObject(v, ev abi.Value, out *sdk.Out) {
 	u.Tier = sdk.TierOf(v.Get("service_tier"))
 	n.closeRespWith(r, sdk.MessageEnd{StopReason: sdk.StringOf(reason), Usage: u}, out)
 	costOf(v.Get("usage")).report(out)
+	if mod := v.Get("moderation"); mod.Kind() == abi.KindObject {
+		moderation(mod, out)
+	}
 	switch {
 	case st.Is("completed") || !st.Exists() && (ev.Is("response.completed") || v.Get("object").Is("response.compaction")):
 		n.status(sdk.StatusOK, sdk.Str{}, out)

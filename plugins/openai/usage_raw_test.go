@@ -131,9 +131,15 @@ func rawOpenAIUsage(t *testing.T, f string, raw []byte) plugintest.RawUsage {
 			Usage    *rawUsage       `json:"usage"`
 			Tier     string          `json:"service_tier"`
 			Response json.RawMessage `json:"response"`
+			XGroq    *struct {
+				Usage *rawUsage `json:"usage"`
+			} `json:"x_groq"` // Groq's streams state their usage here
 		}
 		if json.Unmarshal(d, &o) != nil {
 			continue
+		}
+		if o.Usage == nil && o.XGroq != nil {
+			o.Usage = o.XGroq.Usage
 		}
 		if strings.HasPrefix(o.Type, "response.") && len(o.Response) > 0 {
 			var r struct {

@@ -24,7 +24,9 @@
 //     [WantToolTrace]: the plugins' call-id scope tests), and a summary
 //     of which turns a run holds ([Outcome.Summary]: its texts, calls and
 //     tokens, the plugins' fork tests; [Turns] runs an input through
-//     sdktest and gives it, every line accounted for); [CheckTexts],
+//     sdktest and gives it, every line accounted for; [OneAssistant]
+//     runs one and gives its one assistant message, without a warning:
+//     the plugins' tests that a streamed message is not split); [CheckTexts],
 //     [Outcome.CheckCalls] and [Outcome.CheckFailed] check them; [Docs] decodes a capture apart
 //     from the plugin; [Captures] lists an agent's captures in the
 //     repository's testdata/captures.

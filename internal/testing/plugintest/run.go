@@ -281,3 +281,28 @@ func Docs(raw []byte) []any {
 	}
 	return docs
 }
+
+// OneAssistant normalizes in natively with p through the host's pipeline
+// (sdktest.Run) and returns its one assistant message: the test fails
+// when the step has a warning (a message the host had to close, say) or
+// when there is not exactly one such message.
+func OneAssistant(tb testing.TB, p sdk.Plugin, provider string, in []byte) *transcript.MessagePayload {
+	tb.Helper()
+	r, err := sdktest.Run(context.Background(), p, provider, in)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if len(r.Step.Warnings) != 0 {
+		tb.Errorf("warnings %q; want none", r.Step.Warnings)
+	}
+	var msgs []*transcript.MessagePayload
+	for _, e := range r.Events {
+		if e.Event.Type == transcript.MessageAssistant {
+			msgs = append(msgs, e.Event.Message())
+		}
+	}
+	if len(msgs) != 1 {
+		tb.Fatalf("%d assistant messages; want 1", len(msgs))
+	}
+	return msgs[0]
+}
