@@ -126,7 +126,11 @@
 //     states apiProtocol "openai" (tokensIn is then the whole prompt, the
 //     cache included); older versions wrote the figures in a separate
 //     say api_req_finished, read the same way; a request that failed
-//     while streaming is a provider error. say error, ask api_req_failed
+//     while streaming is a provider error. Newer versions state on every
+//     message the model then configured (modelInfo {modelId, providerId,
+//     mode}): a request's is the model it went to, and the latest
+//     request's the step's model (the conversation file's, read after,
+//     names the same). say error, ask api_req_failed
 //     and ask mistake_limit_reached are provider errors; say error_retry and Roo's
 //     api_req_retry_delayed (the error, then the countdown) warnings, as
 //     the older say api_req_retried (no error stated) and Roo's

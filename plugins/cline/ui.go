@@ -54,7 +54,11 @@ func (n *normalizer) uiMessages(msgs abi.Value, out *sdk.Out) {
 		switch {
 		case m.Get("say").Is("api_req_started"), m.Get("say").Is("api_req_finished"):
 			// Older versions wrote a request's figures in a separate
-			// api_req_finished after it.
+			// api_req_finished after it. The model the request went to
+			// (modelInfo, newer versions) is the step's, the latest
+			// request's: a task folder without its conversation file
+			// states it nowhere else.
+			out.LatestModel(m.Get("modelInfo").Get("modelId"), &n.model)
 			records += n.apiRequest(m, i, "API request "+strconv.Itoa(i)+" of ui_messages", out)
 		case m.Get("say").Is("deleted_api_reqs"):
 			prev := abi.Value{}
