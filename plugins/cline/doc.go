@@ -75,7 +75,12 @@
 //     "Output:" (Roo Code) is an error with that exit code. A result "The tool
 //     execution failed with the following error: <error>...</error>" is
 //     an error with that text; "The user denied this operation" is
-//     denied. Cline runs one tool per message: the other calls of a
+//     denied. Any other result is ok, as Cline writes every failure of
+//     a tool it runs so, except where the result does not state the
+//     outcome: a command's without an exit code (older Cline's "Command
+//     executed.", a completion's command), an MCP server's (its failure
+//     flag is not in the text), use_subagents' when it counts failed
+//     sub-agents; those have no status. Cline runs one tool per message: the other calls of a
 //     message get a text "Tool [name] was not executed because a tool has
 //     already been used in this message..." (or "... was interrupted and
 //     not executed due to user rejecting a previous tool"), the result of
