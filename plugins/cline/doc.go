@@ -127,9 +127,18 @@
 //     counted once, when it holds them: input_tokens is tokensIn +
 //     cacheWrites + cacheReads (Cline keeps the three disjoint: its SDK's
 //     message translator subtracts the cache reads and writes from the
-//     provider's input before writing tokensIn), except when Roo Code
-//     states apiProtocol "openai" (tokensIn is then the whole prompt, the
-//     cache included); older versions wrote the figures in a separate
+//     provider's input before writing tokensIn), except where tokensIn
+//     is the whole prompt, the cache included: Roo Code's and Kilo Code's
+//     (which state apiProtocol) over the OpenAI protocol, and over the
+//     Anthropic protocol from Roo Code 3.29.5 (released 2025-11-01,
+//     RooCodeInc/Roo-Code#8954: tokensIn is calculateApiCostAnthropic's
+//     totalInputTokens) and Kilo Code 4.119.0 (2025-11-12). The record
+//     names no version: a tokensIn below the cache read and written is the
+//     uncached rest (a whole prompt holds its cache), and so is an
+//     Anthropic-protocol request dated before the release (the facts
+//     line's store says Kilo Code); a request of an older version made
+//     after it whose uncached input exceeds its cache is read as a whole
+//     prompt. Older versions wrote the figures in a separate
 //     say api_req_finished, read the same way; a request that failed
 //     while streaming is a provider error. Newer versions state on every
 //     message the model then configured (modelInfo {modelId, providerId,

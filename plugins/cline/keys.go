@@ -13,7 +13,7 @@ var keys = abi.NewKeySet(
 	"inputTokens", "is_error", "kind", "media", "mediaType", "message", "messages", "metadata", "metrics", "modality", "model", "model_usage",
 	"modelId", "modelInfo", "name", "noticeType", "output", "outputTokens", "parentTaskId", "partial", "path",
 	"prompt", "protocol", "query", "question", "raw", "reason", "reasoning", "reasoning_details", "recoverable", "redacted",
-	"response", "result", "role", "run", "say", "schemaVersion", "sessionId", "signature", "status",
+	"response", "result", "role", "run", "say", "schemaVersion", "sessionId", "signature", "status", "store",
 	"streamingFailedMessage", "subtype", "success", "summary", "task", "taskId", "text", "thinking", "tokensIn",
 	"tokensOut", "tool", "tool_result", "tool_use", "tool_use_id", "toolCallId", "toolName",
 	"totalCacheReadTokens", "totalCacheWriteTokens", "totalCost", "totalInputTokens", "totalOutputTokens", "ts", "usageBefore",

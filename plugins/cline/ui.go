@@ -153,14 +153,14 @@ func (n *normalizer) apiRequest(m abi.Value, idx int, what string, out *sdk.Out)
 	records := 0
 	var u sdk.Usage
 	switch {
-	case info.Get("apiProtocol").Is("openai") && inOK:
-		// Roo Code (and its forks) state apiProtocol: over the OpenAI
-		// protocol tokensIn is the whole prompt, the cache included.
+	case inOK && n.grossInput(info.Get("apiProtocol"), in, cw+cr, ts, byTs):
+		// Roo Code (and Kilo Code) state apiProtocol; tokensIn is the
+		// whole prompt, the cache included.
 		u.Input = sdk.N(in)
 	case inOK || cwOK || crOK:
 		// Cline keeps tokensIn, cacheWrites and cacheReads disjoint
 		// (its message translator subtracts the cache from the
-		// provider's input), as Roo does over the Anthropic protocol:
+		// provider's input), as Roo did over the Anthropic protocol:
 		// every input token is their sum.
 		u.Input = sdk.N(in + cw + cr)
 	}
@@ -200,6 +200,40 @@ func (n *normalizer) apiRequest(m abi.Value, idx int, what string, out *sdk.Out)
 		records++
 	}
 	return records
+}
+
+// Roo Code 3.29.5 (released 2025-11-01; RooCodeInc/Roo-Code#8954) and
+// Kilo Code 4.119.0 (2025-11-12) write a request's tokensIn as
+// calculateApiCostAnthropic's totalInputTokens, the input plus the cache
+// written and read, where earlier versions wrote the uncached input over
+// the Anthropic protocol; over the OpenAI protocol it was always the
+// whole prompt.
+const (
+	rooGrossFrom  = 1761955200000 // 2025-11-01T00:00:00Z, epoch ms
+	kiloGrossFrom = 1762905600000 // 2025-11-12T00:00:00Z
+)
+
+// grossInput says whether a request's tokensIn (in) is the whole prompt,
+// its cache (cache: cacheWrites + cacheReads) included. Only Roo Code and
+// Kilo Code state apiProtocol; Cline's tokensIn is the uncached rest. The
+// record names no version: a tokensIn below the cache is the uncached
+// rest (a whole prompt holds its cache), and so is an Anthropic-protocol
+// request made before the version that changed it was released; any
+// other is the whole prompt.
+func (n *normalizer) grossInput(proto abi.Value, in, cache, ts int64, byTs bool) bool {
+	switch {
+	case !proto.Exists():
+		return false
+	case proto.Is("openai"):
+		return true
+	case in < cache:
+		return false
+	}
+	from := int64(rooGrossFrom)
+	if n.kilo {
+		from = kiloGrossFrom
+	}
+	return !byTs || ts >= from
 }
 
 // figures are the figures of a UI usage message (api_req_started,
