@@ -128,7 +128,12 @@
 //     cacheWrites + cacheReads (Cline keeps the three disjoint: its SDK's
 //     message translator subtracts the cache reads and writes from the
 //     provider's input before writing tokensIn), except where tokensIn
-//     is the whole prompt, the cache included: Roo Code's and Kilo Code's
+//     is the whole prompt, the cache included: Cline's over the providers
+//     whose handlers pass the OpenAI-style prompt_tokens on beside the
+//     cached part (openai, xai, litellm, lmstudio, qwen, doubao,
+//     fireworks, hicap, zai: the request's modelInfo.providerId, Cline
+//     3.x; src/core/api/providers/openai.ts reads usage.prompt_tokens and
+//     prompt_tokens_details.cached_tokens), Roo Code's and Kilo Code's
 //     (which state apiProtocol) over the OpenAI protocol, and over the
 //     Anthropic protocol from Roo Code 3.29.5 (released 2025-11-01,
 //     RooCodeInc/Roo-Code#8954: tokensIn is calculateApiCostAnthropic's

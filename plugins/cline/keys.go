@@ -11,7 +11,7 @@ var keys = abi.NewKeySet(
 	"cancelReason", "capabilities", "code", "command", "commands", "content", "contentType", "cost", "done", "encrypted_content",
 	"error", "errorClass", "event", "events", "exitCode", "files_in_context", "finishReason", "id", "input",
 	"inputTokens", "is_error", "kind", "media", "mediaType", "message", "messages", "metadata", "metrics", "modality", "model", "model_usage",
-	"modelId", "modelInfo", "name", "noticeType", "output", "outputTokens", "parentTaskId", "partial", "path",
+	"modelId", "modelInfo", "name", "providerId", "noticeType", "output", "outputTokens", "parentTaskId", "partial", "path",
 	"prompt", "protocol", "query", "question", "raw", "reason", "reasoning", "reasoning_details", "recoverable", "redacted",
 	"response", "result", "role", "run", "say", "schemaVersion", "sessionId", "signature", "status", "store",
 	"streamingFailedMessage", "subtype", "success", "summary", "task", "taskId", "text", "thinking", "tokensIn",

@@ -78,3 +78,52 @@ func TestRooGrossInput(t *testing.T) {
 		})
 	}
 }
+
+// TestClineGrossProviders: Cline's tokensIn is what its provider's
+// handler yields as inputTokens. Most subtract the cache first (the
+// disjoint buckets Cline's metrics expect); the OpenAI-compatible
+// provider (src/core/api/providers/openai.ts: inputTokens
+// usage.prompt_tokens, cacheReadTokens prompt_tokens_details.cached_tokens),
+// xAI's and a few others pass the whole prompt, the cache read included.
+// Before, a request of 1,000 prompt tokens, 600 of them cached, counted
+// 1,600 over those providers. The request's modelInfo.providerId (Cline
+// 3.x) says which; a tokensIn below its cache is the uncached rest
+// whichever provider wrote it.
+func TestClineGrossProviders(t *testing.T) {
+	tests := []struct {
+		name, provider string
+		in, cr         int64
+		input          int64
+	}{
+		{"OpenAI-compatible: the whole prompt", "openai", 1000, 600, 1000},
+		{"xAI: the whole prompt", "xai", 1000, 600, 1000},
+		{"Anthropic: disjoint", "anthropic", 1000, 600, 1600},
+		{"Cline's own: disjoint", "cline", 1000, 600, 1600},
+		{"OpenAI-compatible below its cache: disjoint", "openai", 10, 600, 610},
+		{"no modelInfo: disjoint", "", 1000, 600, 1600},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			info := ""
+			if tt.provider != "" {
+				info = `,"modelInfo":{"providerId":"` + tt.provider + `","modelId":"m","mode":"act"}`
+			}
+			raw := `{"$twasm":"source","store":"Cline tasks","path":"1767225600000","name":"1767225600000","size":1,"mtime":"2026-01-01T00:05:00Z"}` + "\n" +
+				`{"$twasm":"file","path":"ui_messages.json","size":1,"mtime":"2026-01-01T00:05:00Z","document":true}` + "\n" +
+				`[{"ts":1767225600000,"type":"say","say":"task","text":"Fix the build"` + info + `},` +
+				`{"ts":1767225601000,"type":"say","say":"api_req_started","text":"{\"tokensIn\":` + strconv.FormatInt(tt.in, 10) + `,\"tokensOut\":50,\"cacheWrites\":0,\"cacheReads\":` + strconv.FormatInt(tt.cr, 10) + `,\"cost\":0.001}"` + info + `},` +
+				`{"ts":1767225602000,"type":"say","say":"completion_result","text":"Fixed."` + info + `}]` + "\n"
+			r, err := sdktest.Run(context.Background(), cline.Plugin, "cline", []byte(raw))
+			if err != nil {
+				t.Fatal(err)
+			}
+			u := r.Step.Usage
+			if u == nil || u.InputTokens == nil || u.CacheReadTokens == nil {
+				t.Fatalf("usage %+v", u)
+			}
+			if *u.InputTokens != tt.input || *u.CacheReadTokens != tt.cr {
+				t.Errorf("input %d, cache read %d; want %d, %d", *u.InputTokens, *u.CacheReadTokens, tt.input, tt.cr)
+			}
+		})
+	}
+}

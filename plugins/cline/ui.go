@@ -153,9 +153,8 @@ func (n *normalizer) apiRequest(m abi.Value, idx int, what string, out *sdk.Out)
 	records := 0
 	var u sdk.Usage
 	switch {
-	case inOK && n.grossInput(info.Get("apiProtocol"), in, cw+cr, ts, byTs):
-		// Roo Code (and Kilo Code) state apiProtocol; tokensIn is the
-		// whole prompt, the cache included.
+	case inOK && n.grossInput(info.Get("apiProtocol"), m.Get("modelInfo").Get("providerId"), in, cw+cr, ts, byTs):
+		// tokensIn is the whole prompt, the cache included.
 		u.Input = sdk.N(in)
 	case inOK || cwOK || crOK:
 		// Cline keeps tokensIn, cacheWrites and cacheReads disjoint
@@ -214,26 +213,44 @@ const (
 )
 
 // grossInput says whether a request's tokensIn (in) is the whole prompt,
-// its cache (cache: cacheWrites + cacheReads) included. Only Roo Code and
-// Kilo Code state apiProtocol; Cline's tokensIn is the uncached rest. The
-// record names no version: a tokensIn below the cache is the uncached
-// rest (a whole prompt holds its cache), and so is an Anthropic-protocol
-// request made before the version that changed it was released; any
-// other is the whole prompt.
-func (n *normalizer) grossInput(proto abi.Value, in, cache, ts int64, byTs bool) bool {
+// its cache (cache: cacheWrites + cacheReads) included. A tokensIn below
+// the cache is the uncached rest whoever wrote it (a whole prompt holds
+// its cache). Only Roo Code and Kilo Code state apiProtocol. Cline's
+// tokensIn is what its provider's handler yields as inputTokens: the
+// uncached rest for most (its message translator's disjoint buckets),
+// but the OpenAI-style prompt_tokens, the cache read included, with
+// cached_tokens as the cache read, for the providers in
+// clineGrossProviders (the request's modelInfo.providerId). For Roo and
+// Kilo the record names no version: an Anthropic-protocol request made
+// before the version that changed it was released is the uncached rest;
+// any other is the whole prompt.
+func (n *normalizer) grossInput(proto, provider abi.Value, in, cache, ts int64, byTs bool) bool {
 	switch {
-	case !proto.Exists():
-		return false
-	case proto.Is("openai"):
-		return true
 	case in < cache:
 		return false
+	case !proto.Exists():
+		return provider.Kind() == abi.KindString && clineGrossProviders[provider.String()]
+	case proto.Is("openai"):
+		return true
 	}
 	from := int64(rooGrossFrom)
 	if n.kilo {
 		from = kiloGrossFrom
 	}
 	return !byTs || ts >= from
+}
+
+// clineGrossProviders are the Cline providers whose handlers yield the
+// OpenAI-style prompt_tokens, the cache included, as inputTokens beside
+// the cached part as cacheReadTokens (src/core/api/providers: openai.ts
+// and xai.ts read usage.prompt_tokens and
+// prompt_tokens_details.cached_tokens; litellm, lmstudio, qwen, doubao,
+// fireworks, hicap and zai the same, as Ullage's notes on Cline read
+// them), where Cline's others (anthropic, openrouter, cline, deepseek,
+// gemini, ...) subtract the cache first.
+var clineGrossProviders = map[string]bool{
+	"openai": true, "xai": true, "litellm": true, "lmstudio": true, "qwen": true,
+	"doubao": true, "fireworks": true, "hicap": true, "zai": true,
 }
 
 // figures are the figures of a UI usage message (api_req_started,

@@ -23,8 +23,8 @@ import (
 // told by its ts (a request a checkpoint restore cut from the document
 // was made: it counts);
 // tokensIn is the input neither read from nor written to the cache (Cline
-// keeps the three apart), except where it is the whole prompt (see the
-// release dates below). The task's figures are the
+// keeps the three apart), except where it is the whole prompt (see
+// grossProvider and the release dates below). The task's figures are the
 // requests' sum, with, in one version, the sums of the requests a
 // checkpoint restore cut away (deleted_api_reqs), as Cline's getApiMetrics
 // adds them; the API history's metrics are not figures the plugin reads,
@@ -43,8 +43,13 @@ func TestSessionUsageMatchesRaw(t *testing.T) {
 	}.Test(t)
 }
 
+// grossProvider are Cline's providers whose tokensIn is prompt_tokens,
+// the cache read included (their handlers in src/core/api/providers).
+var grossProvider = map[string]bool{"openai": true, "xai": true, "litellm": true, "lmstudio": true, "qwen": true, "doubao": true, "fireworks": true, "hicap": true, "zai": true}
+
 type clineRequest struct {
 	ts          int64
+	provider    string
 	Protocol    string `json:"apiProtocol"`
 	TokensIn    *int64 `json:"tokensIn"`
 	TokensOut   *int64 `json:"tokensOut"`
@@ -170,10 +175,13 @@ func rawClineUsage(t *testing.T, _ string, raw []byte) plugintest.RawUsage {
 	kilo := false
 	read := func(doc []byte) {
 		var msgs []struct {
-			Ts   int64  `json:"ts"`
-			Type string `json:"type"`
-			Say  string `json:"say"`
-			Text string `json:"text"`
+			Ts        int64  `json:"ts"`
+			Type      string `json:"type"`
+			Say       string `json:"say"`
+			Text      string `json:"text"`
+			ModelInfo struct {
+				ProviderID string `json:"providerId"`
+			} `json:"modelInfo"`
 		}
 		if json.Unmarshal(doc, &msgs) != nil {
 			return
@@ -196,7 +204,7 @@ func rawClineUsage(t *testing.T, _ string, raw []byte) plugintest.RawUsage {
 			if _, ok := requests[key]; !ok {
 				order = append(order, key)
 			}
-			r.ts = m.Ts
+			r.ts, r.provider = m.Ts, m.ModelInfo.ProviderID
 			requests[key] = r
 		}
 	}
@@ -227,14 +235,15 @@ func rawClineUsage(t *testing.T, _ string, raw []byte) plugintest.RawUsage {
 		var f transcript.Usage
 		// tokensIn is the whole prompt over the OpenAI protocol (Roo
 		// Code, Kilo Code), over the Anthropic protocol from Roo Code
-		// 3.29.5 (2025-11-01) and Kilo Code 4.119.0 (2025-11-12); never
+		// 3.29.5 (2025-11-01) and Kilo Code 4.119.0 (2025-11-12), and
+		// for Cline's providers that pass prompt_tokens on; never
 		// below the cache it holds.
 		released := int64(1761955200000)
 		if kilo {
 			released = 1762905600000
 		}
 		cache := plugintest.Val(r.CacheReads) + plugintest.Val(r.CacheWrites)
-		gross := r.Protocol == "openai" || r.Protocol != "" && r.ts >= released
+		gross := r.Protocol == "openai" || r.Protocol != "" && r.ts >= released || r.Protocol == "" && grossProvider[r.provider]
 		if gross && r.TokensIn != nil && *r.TokensIn >= cache {
 			f = plugintest.Figures(plugintest.N(plugintest.Val(r.TokensIn)-plugintest.Val(r.CacheReads)-plugintest.Val(r.CacheWrites)), r.CacheReads, r.CacheWrites, r.TokensOut, nil)
 		} else {
