@@ -114,7 +114,12 @@
 //     element segments made wazero reserve memory until the Go runtime
 //     aborted); the error names the file. What wazero then reserves is
 //     bounded by a small multiple of the file's size, plus at most 80 MB
-//     of tables and the memory page limit at instantiation;
+//     of tables and the memory page limit at instantiation. Every table
+//     the module defines is then given a maximum (wasmcheck.BoundTables),
+//     the maxima summing to 80 MB of references: wazero grows a table
+//     that has none to 2^32-2 elements, and one table.grow would ask for
+//     32 GiB and end the process (Go's linker writes its table with no
+//     maximum); past the maximum the grow fails in the guest (-1);
 //   - read or write files, open sockets, read environment variables or
 //     arguments: no file system, environment or arguments are ever
 //     configured, and importing a WASI function that could reach them is

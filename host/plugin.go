@@ -87,9 +87,16 @@ func newPlugin(rt *Runtime, wrt wazero.Runtime, compiled wazero.CompiledModule, 
 // (RATIONALE.md, "How are plugins stopped on time?").
 //
 // The bytes are checked first (package wasmcheck): a crafted file must not
-// make wazero's decoder reserve memory for counts the file cannot hold.
+// make wazero's decoder reserve memory for counts the file cannot hold,
+// nor its tables grow without bound at run time.
 func (rt *Runtime) compile(ctx context.Context, wasm []byte, src Source) (wazero.Runtime, wazero.CompiledModule, error) {
 	if err := wasmcheck.Check(wasm); err != nil {
+		return nil, nil, err
+	}
+	// A table without a maximum would let one table.grow ask for up to
+	// 32 GiB and end the process; with one, the grow fails in the guest.
+	wasm, err := wasmcheck.BoundTables(wasm)
+	if err != nil {
 		return nil, nil, err
 	}
 	ctx = experimental.WithCompilationWorkers(ctx, rt.s.workers)

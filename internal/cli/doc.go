@@ -16,4 +16,9 @@
 //   - record and import end with cmdutil.ReportStep: one stderr line with
 //     what a user must know about the step, exit 1 when the plugin
 //     understood no line.
+//   - Two hidden persistent flags, for developers finding where a
+//     command's time goes (profile.go): --cpuprofile FILE writes a CPU
+//     profile (go tool pprof) and --exectrace FILE an execution trace (go
+//     tool trace) of the command, from its flags parsed to its return
+//     (process start-up and package initialisation are before it).
 package cli

@@ -64,8 +64,14 @@ func Main(ctx context.Context, args []string, ios *iostreams.IOStreams, getenv f
 	defer stop()
 	f := &cmdutil.Factory{IOStreams: ios, Getenv: getenv}
 	root := NewCmdRoot(f)
+	var prof profiling
+	prof.flags(root.PersistentFlags())
+	root.PersistentPreRunE = func(*cobra.Command, []string) error { return prof.start() }
 	root.SetArgs(args)
 	cmd, err := root.ExecuteContextC(ctx)
+	if perr := prof.stop(); perr != nil && err == nil {
+		err = perr
+	}
 	if err == nil {
 		return cmdutil.ExitOK
 	}

@@ -357,15 +357,23 @@ func droidExecInit(root abi.Value) bool {
 }
 
 // claudeResult says whether a result object has what Claude Code's
-// always states and droid exec's --output-format json does not: the API
-// time, a cost, the usage or a uuid.
+// states and droid exec's --output-format json does not: the API time
+// (duration_api_ms, in every Claude Code result since the first builds),
+// the cost under its first name (cost_usd), the per-model usage
+// (modelUsage), a uuid, or a usage of the Messages API's own shape
+// (service_tier, server_tool_use, the cache_creation breakdown). A cost
+// (total_cost_usd) or a usage of Anthropic's token names alone decides
+// nothing: droid exec's result states them too (Factory's droid-action
+// reads total_cost_usd from it; its completion event's usage uses
+// Anthropic's names, with thinking_tokens).
 func claudeResult(root abi.Value) bool {
-	for _, k := range []string{"duration_api_ms", "total_cost_usd", "cost_usd", "usage", "modelUsage", "uuid"} {
+	for _, k := range []string{"duration_api_ms", "cost_usd", "modelUsage", "uuid"} {
 		if root.Get(k).Exists() {
 			return true
 		}
 	}
-	return false
+	u := root.Get("usage")
+	return u.Get("service_tier").Exists() || u.Get("server_tool_use").Exists() || u.Get("cache_creation").Kind() == abi.KindObject
 }
 
 // droidEntry recognises a line of a Factory Droid session: its
@@ -424,8 +432,12 @@ func kimiRecord(root abi.Value, typ string) bool {
 // qwenRecord recognises a record of a Qwen Code chat: Claude Code's
 // session-log envelope (uuid, parentUuid, sessionId), which it shares,
 // around Gemini's content: a message of parts, a tool_result record,
-// or a system record with its systemPayload (Claude Code's messages hold
-// content, its system records no payload).
+// or a system record. A system record is Qwen's when it has a
+// systemPayload or a message of parts (a notification, a cron prompt, a
+// background task's completion: Claude Code's system records have
+// neither), or, with neither (the payload is optional on several
+// subtypes), when its subtype is one only Qwen Code writes and it lacks
+// the userType every Claude Code record carries.
 func qwenRecord(root abi.Value, typ string) bool {
 	if !root.Get("sessionId").Exists() || !root.Get("uuid").Exists() {
 		return false
@@ -436,7 +448,25 @@ func qwenRecord(root abi.Value, typ string) bool {
 	case "tool_result":
 		return root.Get("message").Get("parts").Kind() == abi.KindArray || root.Get("toolCallResult").Exists()
 	case "system":
-		return root.Get("systemPayload").Exists()
+		return root.Get("systemPayload").Exists() || root.Get("message").Get("parts").Kind() == abi.KindArray ||
+			!root.Get("userType").Exists() && qwenSystemSubtype(root.Get("subtype").String())
+	}
+	return false
+}
+
+// qwenSystemSubtype reports whether s is a subtype of Qwen Code's system
+// records (ChatRecord.subtype in its chatRecordingService) that Claude
+// Code's session logs do not use.
+func qwenSystemSubtype(s string) bool {
+	switch s {
+	case "session_notes", "chat_compression", "slash_command", "ui_telemetry", "at_command", "attribution_snapshot",
+		"notification", "background_task_completed", "cron", "mid_turn_user_message", "custom_title", "parent_session",
+		"session_source", "session_execution_engine", "omni_recall", "session_model", "session_approval_mode", "rewind",
+		"agent_bootstrap", "agent_launch_prompt", "agent_retry", "agent_session_ready", "file_history_snapshot",
+		"user_text_elements", "session_artifact_event", "session_artifact_snapshot", "session_sources_snapshot",
+		"branch_checkpoint", "goal_state", "goal_runtime", "goal_turn_end", "realtime_message", "turn_result",
+		"managed_session_header_v1", "managed_session_event_v1", "managed_session_commit_v1":
+		return true
 	}
 	return false
 }

@@ -17,6 +17,11 @@ func TestDetect(t *testing.T) {
 		{"claude stream", `{"type":"system","subtype":"init","session_id":"s","model":"m"}` + "\n" + `{"type":"assistant","message":{},"session_id":"s"}`, "claude", "stream-json", nil},
 		{"claude session log", `{"parentUuid":null,"isSidechain":false,"sessionId":"s","type":"user","message":{"role":"user","content":"hi"}}`, "claude", "session-log", nil},
 		{"qwen chat", `{"uuid":"u1","parentUuid":null,"sessionId":"s","timestamp":"t","type":"user","cwd":"/p","version":"0.18.2","message":{"role":"user","parts":[{"text":"hi"}]}}`, "qwen", "session", nil},
+		// A system record whose payload is optional: a notification
+		// holding the message it delivered, and one with neither.
+		{"qwen chat from a notification without payload", `{"uuid":"u3","parentUuid":"u2","sessionId":"s","timestamp":"t","type":"system","subtype":"notification","cwd":"/p","version":"0.24.4","message":{"role":"user","parts":[{"text":"Background task finished"}]}}`, "qwen", "session", nil},
+		{"qwen chat with a system record without payload", `{"uuid":"u1","parentUuid":null,"sessionId":"s","timestamp":"t","type":"user","cwd":"/p","version":"0.24.4","message":{"role":"user","parts":[{"text":"hi"}]}}` + "\n" +
+			`{"uuid":"u2","parentUuid":"u1","sessionId":"s","timestamp":"t","type":"system","subtype":"cron","cwd":"/p","version":"0.24.4"}`, "qwen", "session", nil},
 		{"qwen chat from a telemetry record", `{"uuid":"u2","parentUuid":"u1","sessionId":"s","timestamp":"t","type":"system","subtype":"ui_telemetry","systemPayload":{"uiEvent":{"event.name":"qwen-code.api_response"}}}`, "qwen", "session", nil},
 		{"crush message rows", `{"$twasm":"row","table":"messages","key":"m","version":1,"row":{"id":"m","role":"user","parts":[{"type":"text","data":{"text":"hi"}}]}}`, "crush", "rows", nil},
 		{"crush session rows", `{"$twasm":"source","store":"Crush","path":".crush/crush.db","name":"crush.db"}` + "\n" + `{"$twasm":"row","table":"sessions","key":"s","version":1,"row":{"id":"s","title":"t","prompt_tokens":1,"completion_tokens":2,"cost":0.1}}`, "crush", "rows", nil},
@@ -30,6 +35,15 @@ func TestDetect(t *testing.T) {
 		// subtype without the API time, cost or usage Claude states
 		// (Factory's documentation of droid exec), pretty-printed or not.
 		{"droid exec json result", `{"type":"result","subtype":"success","is_error":false,"duration_ms":5657,"num_turns":1,"result":"x","session_id":"8af22e0a-d222-42c6-8c7e-7a059e391b0b"}`, "droid", "json", nil},
+		// Its result may state a cost and a usage in Anthropic's names
+		// (Factory's droid-action reads total_cost_usd from it): still
+		// no API time, per-model usage or uuid, which Claude Code's has.
+		{"droid exec json result with cost and usage", `{"type":"result","subtype":"success","is_error":false,"duration_ms":5657,"num_turns":1,"result":"x","session_id":"s","total_cost_usd":0.0123,"usage":{"input_tokens":120,"output_tokens":40,"cache_read_input_tokens":0,"cache_creation_input_tokens":0,"thinking_tokens":8},"permission_denials":[]}`, "droid", "json", nil},
+		{"droid exec stream-json ending with a result with cost", `{"type":"system","subtype":"init","cwd":"/w","session_id":"s1","tools":["Read"],"model":"glm-4.6"}` + "\n" +
+			`{"type":"message","role":"assistant","id":"m1","text":"done","timestamp":1762000000000,"session_id":"s1"}` + "\n" +
+			`{"type":"result","subtype":"success","is_error":false,"duration_ms":3000,"num_turns":1,"result":"done","session_id":"s1","total_cost_usd":0.004}`, "droid", "stream-json", nil},
+		{"claude json result of an older build (cost_usd)", `{"type":"result","subtype":"success","cost_usd":0.003,"is_error":false,"duration_ms":2100,"duration_api_ms":1900,"num_turns":1,"result":"x","session_id":"s"}`, "claude", "json", nil},
+		{"claude json result with the API's usage shape", `{"type":"result","subtype":"success","is_error":false,"duration_ms":2100,"num_turns":1,"session_id":"s","result":"x","total_cost_usd":0.01,"usage":{"input_tokens":3,"output_tokens":5,"service_tier":"standard"}}`, "claude", "json", nil},
 		{"droid exec json result pretty", "{\n  \"type\": \"result\",\n  \"subtype\": \"success\",\n  \"is_error\": false,\n  \"duration_ms\": 5657,\n  \"num_turns\": 1,\n  \"result\": \"x\",\n  \"session_id\": \"s\"\n}\n", "droid", "json", nil},
 		{"droid exec stream-json", `{"type":"system","subtype":"init","cwd":"/w","session_id":"s1","tools":["Read"],"model":"claude-sonnet-4-5-20250929"}` + "\n" +
 			`{"type":"message","role":"user","id":"m1","text":"list the files","timestamp":1762517060816,"session_id":"s1"}` + "\n" +

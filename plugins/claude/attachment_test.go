@@ -78,16 +78,46 @@ func TestAttachments(t *testing.T) {
 				att(`{"type":"deferred_tools_delta","addedLines":[],"addedNames":[],"removedNames":[]}`) +
 				att(`{"type":"diagnostics","files":[{"uri":"/w/main.go","diagnostics":[{"message":"x","severity":"Error"}]}],"isNew":true}`) +
 				att(`{"type":"plan_mode","reminderType":"full","isSubAgent":false,"planFilePath":"/p.md","planExists":false}`)},
+		{name: "memory files, invoked skills and memories recalled are injected context",
+			input: att(`{"type":"nested_memory","path":"/w/src/CLAUDE.md","displayPath":"src/CLAUDE.md","content":{"path":"/w/src/CLAUDE.md","type":"Project","content":"Use tabs.","contentDiffersFromDisk":false}}`) +
+				att(`{"type":"nested_memory","path":"/w/CLAUDE.md","content":"No force pushes."}`) +
+				att(`{"type":"invoked_skills","skills":[{"name":"pdf","path":"projectSettings:pdf","content":"Read PDFs with pdftotext."},{"name":"lint","path":"userSettings:lint","content":"Run the linter first."}]}`) +
+				att(`{"type":"relevant_memories","memories":[{"path":"/home/u/.claude/memory/ports.md","content":"The dev server listens on 8080.","mtimeMs":1}]}`),
+			injected: []string{"Use tabs.", "No force pushes.", "Read PDFs with pdftotext.", "Run the linter first.", "The dev server listens on 8080."}},
+		{name: "a file the user edited, selected or named, a listing, a plan, a resource, teammates' messages: context",
+			input: att(`{"type":"edited_text_file","filename":"/w/main.go","snippet":"     1\tpackage main\n     2\t// edited by hand"}`) +
+				att(`{"type":"selected_lines_in_ide","filename":"/w/a.go","lineStart":3,"lineEnd":4,"content":"x := 1"}`) +
+				att(`{"type":"file","filename":"/w/notes.md","displayPath":"notes.md","content":{"type":"text","file":{"filePath":"/w/notes.md","content":"# Notes","numLines":1}}}`) +
+				att(`{"type":"directory","path":"/w/src","content":"a.go\nb.go","displayPath":"src"}`) +
+				att(`{"type":"plan_file_reference","planFilePath":"/home/u/.claude/plans/p.md","planContent":"1. Fix the build"}`) +
+				att(`{"type":"mcp_resource","server":"docs","uri":"docs://a","content":{"contents":[{"uri":"docs://a","text":"Resource text"},{"uri":"docs://b","blob":"AAAA","mimeType":"image/png"}]}}`) +
+				att(`{"type":"teammate_mailbox","messages":[{"from":"team-lead","text":"Take task 2","timestamp":"2026-10-01T10:00:00Z"}]}`) +
+				att(`{"type":"critical_system_reminder","content":"Never touch prod."}`) +
+				att(`{"type":"async_hook_response","processId":"p1","response":{"systemMessage":"Tests passed in the background","hookSpecificOutput":{"hookEventName":"PostToolUse","additionalContext":"coverage 81%"}}}`),
+			injected: []string{"     1\tpackage main\n     2\t// edited by hand", "x := 1", "# Notes", "a.go\nb.go", "1. Fix the build", "Resource text", "Take task 2", "Never touch prod.", "Tests passed in the background", "coverage 81%"}},
+		{name: "a hook's system message and the turn limit are notices",
+			input: att(`{"type":"hook_system_message","content":"Run git status first","hookName":"PreToolUse:Bash","toolUseID":"toolu_1","hookEvent":"PreToolUse"}`) +
+				att(`{"type":"max_turns_reached","maxTurns":10,"turnCount":11}`),
+			warnings: []string{"hook PreToolUse:Bash says: Run git status first", "the agent stopped: maximum number of turns reached (10)"}},
+		{name: "known types with nothing for the model are ignored, not unmapped",
+			input: att(`{"type":"invoked_skills","skills":[]}`) +
+				att(`{"type":"file","filename":"/w/a.png","content":{"type":"image","file":{"base64":"AAAA","type":"image/png"}}}`) +
+				att(`{"type":"hook_permission_decision","decision":"allow","toolUseID":"toolu_1","hookEvent":"PermissionRequest"}`) +
+				att(`{"type":"output_style","style":"Explanatory"}`) +
+				att(`{"type":"compact_file_reference","filename":"/w/big.go","displayPath":"big.go"}`) +
+				att(`{"type":"task_status","taskId":"t1","taskType":"local_agent","status":"running","description":"scan"}`) +
+				att(`{"type":"already_read_file","filename":"/w/a.go"}`) +
+				att(`{"type":"prompt_snapshot"}`) + att(`{"type":"session_context"}`) + att(`{"type":"todo"}`)},
 		{name: "an unknown type is unmapped by its type",
-			input:    att(`{"type":"nested_memory","path":"/w/CLAUDE.md","content":{"type":"memory","content":"rules"}}`) + att(`{"type":"queued_command"}`),
-			unmapped: map[string]int{"attachment/nested_memory": 1, "attachment/queued_command": 1}},
+			input:    att(`{"type":"brand_new_kind","content":"x"}`) + att(`{"type":"queued_command"}`),
+			unmapped: map[string]int{"attachment/brand_new_kind": 1, "attachment/queued_command": 1}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			out, _ := runState(t, tt.input)
 			var warnings []string
 			for _, w := range out.Result.Warnings {
-				if strings.HasPrefix(w, "claude: hook ") {
+				if strings.HasPrefix(w, "claude: hook ") || strings.HasPrefix(w, "claude: the agent stopped") {
 					warnings = append(warnings, w)
 				}
 			}

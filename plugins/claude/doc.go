@@ -278,23 +278,56 @@
 //     its output is shown to the user only). The stream's
 //     system/memory_recall (memories recalled into the turn) is the same
 //     kind of context: each memory's content, where the record has it.
+//     So are the texts these attachments keep, which Claude Code's
+//     normalizeAttachmentForAPI sends the model inside a sentence of its
+//     own (the sentence is the CLI's rendering and is not written; each
+//     text is a block, as the record keeps it): a CLAUDE.md or rules
+//     file loaded for the files the agent touched (nested_memory:
+//     content.content), memories recalled (relevant_memories), the
+//     skills invoked before a compaction, for the model to go on
+//     following (invoked_skills: each skill's content), a file changed
+//     outside the agent, by the user or a linter, since it read it
+//     (edited_text_file: the changed lines, its snippet), the lines the
+//     user selected in the IDE (selected_lines_in_ide), a file the user
+//     named with @ (file: the text the Read tool gave, content.file.content;
+//     an image keeps none), a directory listing (directory), a plan
+//     file's contents (plan_file_reference), an MCP resource's text
+//     (mcp_resource), teammates' messages (teammate_mailbox), a
+//     critical_system_reminder, and an asynchronous hook's
+//     systemMessage and additionalContext (async_hook_response). Such
+//     a record with no text (no skill invoked) is ignored, as the CLI
+//     sends nothing for it.
+//   - A notice for the user, not text for the model, is a warning of the
+//     step: a hook's systemMessage (hook_system_message: "<hook> says:
+//     ..."), and max_turns_reached (the agent stopped at its maxTurns:
+//     a session log records it nowhere else).
 //   - Ignored, when the log does not keep their rendered text: what the
 //     model may use (deferred_tools_delta, skill_listing,
-//     agent_listing_delta, mcp_instructions_delta, command_permissions),
-//     the CLI's reminders and notices of state it tracks itself or that
-//     the transcript records elsewhere (task_reminder and todo_reminder
-//     repeat the lists the Task and TodoWrite calls wrote;
-//     total_tokens_reminder, date, date_change, environment, model,
-//     auto_mode, plan_mode, plan_mode_exit, goal_status,
-//     companion_intro), and the IDE's state and the files the CLI read
-//     for the model (opened_file_in_ide, diagnostics, file): their text
-//     as the model got it is not in the log, so writing it would be
-//     the plugin's own rendering.
-//   - Any other type is counted unmapped as "attachment/<type>": among
-//     them hook_system_message, hook_permission_decision, nested_memory,
-//     edited_text_file, invoked_skills, dynamic_skill, task_status,
-//     prompt_snapshot and session_context, whose meaning no licensed
-//     real log shows (readers of other projects name them).
+//     agent_listing_delta, mcp_instructions_delta, command_permissions,
+//     skill_discovery, dynamic_skill), the CLI's reminders and notices
+//     built from state it tracks itself or that the transcript records
+//     elsewhere (task_reminder and todo_reminder repeat the lists the
+//     Task and TodoWrite calls wrote; total_tokens_reminder, token_usage,
+//     budget_usd, output_token_usage, date, date_change, environment,
+//     model, output_style, auto_mode, auto_mode_exit, plan_mode,
+//     plan_mode_reentry, plan_mode_exit, goal_status, companion_intro,
+//     agent_mention, task_status, team_context, compaction_reminder,
+//     ultrathink_effort, ultra_effort_enter and _exit,
+//     workflow_reminder, workflow_keyword_request, verify_plan_reminder,
+//     memory_update, read_truncation_notice), the IDE's state and the
+//     files the CLI names for the model (opened_file_in_ide,
+//     diagnostics, compact_file_reference, pdf_reference): their text
+//     as the model got it is not in the log, so writing it would be the
+//     plugin's own rendering. Also ignored: what the CLI sends the model
+//     nothing for (already_read_file, edited_image_file,
+//     structured_output, hook_permission_decision: the call's result
+//     says what the hook decided; context_efficiency,
+//     current_session_memory, pen_mode_enter and _exit), 2.1.28x's
+//     prompt_snapshot, session_context and remote_session_change
+//     without rendered text, and the types older builds wrote that the
+//     CLI reads as nothing (autocheckpointing, background_task_status,
+//     todo, task_progress, ultramemory).
+//   - Any other type is counted unmapped as "attachment/<type>".
 //
 // Results before their calls. Claude Code appends a tool's result record
 // and the assistant record that holds its call apart, and can write the
@@ -443,6 +476,7 @@
 // stream-json hook_response
 // (--include-hook-events) whose outcome is not success (the hook's name,
 // outcome, exit code and stderr, as the session log's hook attachments);
+// a session log's hook_system_message and max_turns_reached attachments;
 // a system/informational notice at level warning or error ("Usage limit
 // reached ..."); the SDK's mirror_error (a batch its session store could
 // not append); a system/plugin_install whose status is failed (a

@@ -140,6 +140,15 @@ var keys = abi.NewKeySet(
 	"aborted",
 	"terminal_reason",
 	"memories",
+	"snippet",
+	"skills",
+	"planContent",
+	"contents",
+	"systemMessage",
+	"hookSpecificOutput",
+	"additionalContext",
+	"messages",
+	"maxTurns",
 )
 
 // Indexes into keys.
@@ -274,6 +283,15 @@ const (
 	kAborted
 	kTerminalReason
 	kMemories
+	kSnippet
+	kSkills
+	kPlanContent
+	kContents
+	kSystemMessage
+	kHookSpecificOutput
+	kAdditionalContext
+	kMessages
+	kMaxTurns
 
 	nKeys
 )

@@ -1039,7 +1039,7 @@ func (n *normalizer) attachment(v abi.Value, out *sdk.Out) {
 		}
 		return
 	}
-	warned := n.hookWarning(a, name, out)
+	warned := n.hookWarning(a, name, out) || n.attachmentNotice(a, name, out)
 	if r := n.get(v, kRendered); r.Kind() == abi.KindArray && n.injected(v, abi.Value{}, r, sdk.OriginInjected, out) {
 		// 2.1.28x keeps the text the model was given for the
 		// attachment: [{"content": "<system-reminder>..."}].
@@ -1076,11 +1076,136 @@ func (n *normalizer) attachment(v abi.Value, out *sdk.Out) {
 		n.ignore("attachment/hook_success", out)
 		return
 	}
+	if known, wrote := n.attachmentContext(v, a, name, out); wrote {
+		return
+	} else if known {
+		// A list the CLI sends nothing for when empty (no skills
+		// invoked, no memories, an empty file).
+		out.Ignored(sdk.S("attachment/" + name))
+		return
+	}
 	if ig := attachmentIgnored(name); ig != "" {
 		n.ignore(ig, out)
 		return
 	}
 	out.Unmapped(sdk.S("attachment/" + sdk.TypeName(at)))
+}
+
+// attachmentContext writes, as one message.user of injected context in
+// v's scope, the text an attachment of type name keeps that the CLI gives
+// the model (doc.go, Attachments): a memory file's contents
+// (nested_memory, relevant_memories), the skills invoked before a
+// compaction (invoked_skills), the lines of a file changed outside the
+// agent, by the user or a linter (edited_text_file), the lines the user
+// selected in the IDE, a file and a directory listing read for the
+// model, a plan file's contents, an MCP resource's text, a teammate's
+// messages, a critical reminder, and an asynchronous hook's system
+// message and additional context. Each text is written as the record
+// keeps it, one block each; the CLI's wrapper around it (a header naming
+// the file, a system-reminder tag) is not, being the CLI's rendering.
+// It reports whether name is such a type and whether it wrote a message
+// (not when the texts are empty or absent).
+func (n *normalizer) attachmentContext(v, a abi.Value, name string, out *sdk.Out) (known, wrote bool) {
+	var s, s2, list abi.Value
+	field := "content"
+	switch name {
+	case "nested_memory":
+		// content: {path, type, content} (a string in some builds).
+		if s = a.Get("content"); s.Kind() == abi.KindObject {
+			s = s.Get("content")
+		}
+	case "relevant_memories":
+		list = a.Get("memories")
+	case "invoked_skills":
+		list = a.Get("skills")
+	case "edited_text_file":
+		s = a.Get("snippet")
+	case "selected_lines_in_ide", "critical_system_reminder", "directory":
+		s = a.Get("content")
+	case "plan_file_reference":
+		s = a.Get("planContent")
+	case "file":
+		// A file the user named (@path), read for the model: content is
+		// the Read tool's output, {type, file: {filePath, content}};
+		// an image or a PDF keeps no text.
+		s = a.Get("content").Get("file").Get("content")
+	case "mcp_resource":
+		list, field = a.Get("content").Get("contents"), "text"
+	case "teammate_mailbox":
+		list, field = a.Get("messages"), "text"
+	case "async_hook_response":
+		r := a.Get("response")
+		s, s2 = r.Get("systemMessage"), r.Get("hookSpecificOutput").Get("additionalContext")
+	default:
+		return false, false
+	}
+	w := textWriter{n: n, v: v, out: out}
+	w.add(s)
+	w.add(s2)
+	for it := list.Iter(); it.Next(); {
+		w.add(it.Value().Get(field))
+	}
+	return true, w.close()
+}
+
+// textWriter writes strings as the blocks of one message.user of
+// injected context, opened at the first non-empty one.
+type textWriter struct {
+	n     *normalizer
+	v     abi.Value
+	out   *sdk.Out
+	key   string
+	scope string
+	slot  int
+}
+
+// add writes t when it is a non-empty string.
+func (w *textWriter) add(t abi.Value) {
+	if t.Kind() != abi.KindString || t.Is("") {
+		return
+	}
+	if w.key == "" {
+		w.scope = w.n.scopeOf(w.v, w.out)
+	}
+	w.key = w.n.userText(w.key, w.slot, t, w.scope, w.n.get(w.v, kTimestamp), sdk.OriginInjected, w.out)
+	w.slot++
+}
+
+// close closes the message, if one was opened, and reports whether it
+// was.
+func (w *textWriter) close() bool {
+	if w.key == "" {
+		return false
+	}
+	w.out.Close(sdk.S(w.key), sdk.MessageEnd{})
+	return true
+}
+
+// attachmentNotice reports, as a warning of the step, an attachment that
+// tells the user something about the run rather than giving the model
+// text: a hook's system message (hook_system_message: shown to the user
+// as "<hook> says: ...", never sent to the model) and the turn limit
+// reached (max_turns_reached: the agent stopped because it ran maxTurns
+// turns, which a session log records nowhere else). It reports whether
+// a was one.
+func (n *normalizer) attachmentNotice(a abi.Value, name string, out *sdk.Out) bool {
+	switch name {
+	case "hook_system_message":
+		hook := a.Get("hookName").String()
+		if hook == "" {
+			hook = a.Get("hookEvent").String()
+		}
+		out.Warn("claude: hook " + sdk.Clip(hook, 64) + " says: " + sdk.Clip(a.Get("content").String(), 500))
+	case "max_turns_reached":
+		msg := "claude: the agent stopped: maximum number of turns reached"
+		if m, ok := a.Get("maxTurns").Int(); ok {
+			msg += " (" + strconv.FormatInt(m, 10) + ")"
+		}
+		out.Warn(msg)
+	default:
+		return false
+	}
+	return true
 }
 
 // queuedBlocks writes a queued_command whose prompt is a list of content
@@ -1221,8 +1346,38 @@ var attachmentsIgnored = [...]string{
 	"attachment/mcp_instructions_delta", "attachment/command_permissions", "attachment/task_reminder",
 	"attachment/todo_reminder", "attachment/total_tokens_reminder", "attachment/date_change", "attachment/date",
 	"attachment/auto_mode", "attachment/plan_mode", "attachment/plan_mode_exit", "attachment/goal_status",
-	"attachment/companion_intro", "attachment/opened_file_in_ide", "attachment/diagnostics", "attachment/file",
+	"attachment/companion_intro", "attachment/opened_file_in_ide", "attachment/diagnostics",
 	"attachment/environment", "attachment/model",
+	// What the model may use, and the CLI's notices built from state
+	// (Claude Code's normalizeAttachmentForAPI renders them from their
+	// fields): skills found for the task, a skill directory loaded, an
+	// agent the user @-mentioned (the prompt holds the mention), the
+	// output style, plan and auto mode entered again or left, a
+	// background task's state after a compaction (its end has records of
+	// its own), token, budget and output-token counters, reminders
+	// (compaction, effort, workflow, plan verification), the files
+	// and PDF named after a compaction, a memory directory changed, a
+	// team's identity, a Read result's truncation banner.
+	"attachment/skill_discovery", "attachment/dynamic_skill", "attachment/agent_mention", "attachment/output_style",
+	"attachment/plan_mode_reentry", "attachment/auto_mode_exit", "attachment/task_status", "attachment/token_usage",
+	"attachment/budget_usd", "attachment/output_token_usage", "attachment/compaction_reminder",
+	"attachment/ultrathink_effort", "attachment/ultra_effort_enter", "attachment/ultra_effort_exit",
+	"attachment/workflow_reminder", "attachment/workflow_keyword_request", "attachment/verify_plan_reminder",
+	"attachment/compact_file_reference", "attachment/pdf_reference", "attachment/memory_update",
+	"attachment/team_context", "attachment/read_truncation_notice",
+	// Sent to the model as nothing: a file read already, an edited
+	// image, the SDK's structured output (the result carries it), a
+	// hook's permission decision (the call's result says what it
+	// decided), a hook that ran and said nothing the model sees.
+	"attachment/already_read_file", "attachment/edited_image_file", "attachment/structured_output",
+	"attachment/hook_permission_decision", "attachment/context_efficiency", "attachment/current_session_memory",
+	"attachment/pen_mode_enter", "attachment/pen_mode_exit",
+	// Bookkeeping of 2.1.28x without rendered text (a snapshot of the
+	// prompt, the session's context, a remote session's change), and
+	// types older builds wrote that the CLI now reads as nothing.
+	"attachment/prompt_snapshot", "attachment/session_context", "attachment/remote_session_change",
+	"attachment/autocheckpointing", "attachment/background_task_status", "attachment/todo",
+	"attachment/task_progress", "attachment/ultramemory",
 }
 
 // userText writes text t as block slot of the user message key, opening

@@ -111,7 +111,8 @@ func clineFacts(raw []byte) facts {
 	// and counts. Cline's deleted_api_reqs sums the requests a restore
 	// cut away: counted as Cline's getApiMetrics does (the golden
 	// holding one has one version of the UI; TestDeletedRequests checks
-	// the sum against the requests read before).
+	// the sum against the requests read before), as is subagent_usage,
+	// the sub-agents' requests a use_subagents call ran.
 	costs := map[string]float64{}
 	for _, version := range ui {
 		for i, m := range version {
@@ -119,7 +120,7 @@ func clineFacts(raw []byte) facts {
 				Ts        int64
 				Say, Text string
 			}
-			if json.Unmarshal(m, &e) != nil || e.Say != "api_req_started" && e.Say != "api_req_finished" && e.Say != "deleted_api_reqs" {
+			if json.Unmarshal(m, &e) != nil || e.Say != "api_req_started" && e.Say != "api_req_finished" && e.Say != "deleted_api_reqs" && e.Say != "subagent_usage" {
 				continue
 			}
 			var r struct{ Cost *float64 }

@@ -71,7 +71,8 @@ func TestDeletedRequests(t *testing.T) {
 		{"a restore of a restore, read at every version", before + "\n" + after + "\n" + again, 2050, 100, 0.10},
 		{"a restore of a restore, the middle version missed", before + "\n" + again, 2050, 100, 0.10},
 		{"the sum read again, unchanged", after + "\n" + after, 1650, 60, 0.06},
-		{"a sub-agent's usage read before: not counted, nor in the sum", doc(task, a, cp, b, sub, said) + "\n" + doc(task, a, cp, delSub, c, said2), 1650, 60, 0.06},
+		{"a sub-agent's usage read before: counted once, not again in the sum", doc(task, a, cp, b, sub, said) + "\n" + doc(task, a, cp, delSub, c, said2), 6650, 560, 0.56},
+		{"a sub-agent's usage cut away unread: in the sum", doc(task, a, cp, delSub, c, said2), 6650, 560, 0.56},
 		{"the stream printed the request: once", stream(task, a, cp, b, del, c), 1650, 60, 0.06},
 		{"the stream printed requests without figures: the sum", stream(task, started("1772359200100"), cp, started("1772359200300"), del, c), 1550, 50, 0.05},
 	}
@@ -87,6 +88,59 @@ func TestDeletedRequests(t *testing.T) {
 			}
 			if in != tt.input || out != tt.output || math.Abs(cost-tt.cost) > 1e-9 {
 				t.Errorf("usage in %d out %d cost %g; want %d, %d, %g", in, out, cost, tt.input, tt.output, tt.cost)
+			}
+		})
+	}
+}
+
+// TestSubagentUsage: a use_subagents call's sub-agents make no API
+// request message of their own (Cline's SubagentRunner says nothing to
+// the task; the SDK's translator drops a sub-agent's events), and Cline
+// keeps no task of theirs: say subagent_usage, the sum of their usage
+// when the last ended, is the only record of their requests, and counts
+// once, in the task's step, as Cline's task total (getApiMetrics) counts
+// it. tokensIn, cacheWrites and cacheReads are disjoint, as in a
+// request's figures.
+func TestSubagentUsage(t *testing.T) {
+	const file = `{"$twasm":"file","path":"ui_messages.json","size":1,"mtime":"2026-03-01T10:00:10Z","document":true}`
+	doc := func(els ...string) string { return file + "\n[" + strings.Join(els, ",") + "]" }
+	task := clineSay("1772359200050", "task", "Survey the repository")
+	a := clineSay("1772359200100", "api_req_started", clineInfo(100, 10, 20, 300, "0.01"))
+	// The extension's SubagentToolHandler: cache figures of its own.
+	sub := clineSay("1772359200320", "subagent_usage", `{\"source\":\"subagents\",\"tokensIn\":5000,\"tokensOut\":500,\"cacheWrites\":40,\"cacheReads\":2000,\"cost\":0.5}`)
+	// The SDK's translator: the whole prompt as tokensIn, the cache as 0.
+	sdkSub := clineSay("1772359200330", "subagent_usage", `{\"source\":\"subagents\",\"tokensIn\":7000,\"tokensOut\":700,\"cacheWrites\":0,\"cacheReads\":0,\"cost\":0}`)
+	b := clineSay("1772359200400", "api_req_started", clineInfo(200, 20, 0, 0, "0.02"))
+	said := clineSay("1772359200450", "text", "Done.")
+	stream := func(msgs ...string) string {
+		return `{"type":"task_started","taskId":"1772359200000"}` + "\n" + strings.Join(msgs, "\n")
+	}
+	tests := []struct {
+		name                     string
+		in                       string
+		input, output, cacheRead int64
+		cost                     float64
+	}{
+		{"the task's requests and its sub-agents'", doc(task, a, sub, b, said), 620 + 7040, 530, 2300, 0.53},
+		{"read at every version of the file: once", doc(task, a, sub) + "\n" + doc(task, a, sub, b, said), 620 + 7040, 530, 2300, 0.53},
+		{"the SDK's figures, no cost stated", doc(task, a, sdkSub, b, said), 620 + 7000, 730, 300, 0.03},
+		{"the CLI's --json stream", stream(task, a, sub, b, said), 620 + 7040, 530, 2300, 0.53},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r, _, _, in := plugintest.Turns(t, cline.Plugin, "cline", []byte(tt.in+"\n"))
+			out, read, cost := int64(-1), int64(-1), -1.0
+			if u := r.Step.Usage; u != nil && u.OutputTokens != nil {
+				out = *u.OutputTokens
+				if u.CacheReadTokens != nil {
+					read = *u.CacheReadTokens
+				}
+			}
+			if r.Step.CostUSD != nil {
+				cost = *r.Step.CostUSD
+			}
+			if in != tt.input || out != tt.output || read != tt.cacheRead || math.Abs(cost-tt.cost) > 1e-9 {
+				t.Errorf("usage in %d out %d cache read %d cost %g; want %d, %d, %d, %g", in, out, read, cost, tt.input, tt.output, tt.cacheRead, tt.cost)
 			}
 		})
 	}

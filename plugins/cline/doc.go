@@ -149,7 +149,17 @@
 //     message the model then configured (modelInfo {modelId, providerId,
 //     mode}): a request's is the model it went to, and the latest
 //     request's the step's model (the conversation file's, read after,
-//     names the same). say error, ask api_req_failed
+//     names the same). say subagent_usage ({source: "subagents",
+//     tokensIn, tokensOut, cacheWrites, cacheReads, cost}:
+//     the sum over the sub-agents a use_subagents call ran, said when
+//     the last ended) counts once too, the same way, in the step: Cline
+//     makes no request message for a sub-agent's requests (its
+//     SubagentRunner says nothing to the task; the SDK's message
+//     translator drops a sub-agent's events, and writes the whole prompt
+//     as tokensIn, the cache parts as 0) and keeps no task of theirs, so
+//     these are the only figures of them and the task's run the only run
+//     that holds them, as Cline's own task total (getApiMetrics) counts
+//     them. say error, ask api_req_failed
 //     and ask mistake_limit_reached are provider errors; say error_retry and Roo's
 //     api_req_retry_delayed (the error, then the countdown) warnings, as
 //     the older say api_req_retried (no error stated) and Roo's
@@ -372,10 +382,10 @@
 // says deleted_api_reqs, {tokensIn, tokensOut, cacheWrites, cacheReads,
 // cost}: the sum (getApiMetrics) of the usage messages cut away, all
 // dated between the one restored to (the element before it) and it:
-// api_req_started, subagent_usage (a use_subagents call's sub-agents,
-// not counted) and an earlier deleted_api_reqs. What it sums that twasm
-// read before (a request's figures as counted, a subagent_usage's, an
-// earlier sum's remainder) is taken off, and the rest, the requests cut
+// api_req_started, subagent_usage (a use_subagents call's sub-agents)
+// and an earlier deleted_api_reqs. What it sums that twasm read before
+// (a request's figures, a subagent_usage's, an earlier sum's remainder,
+// each as counted) is taken off, and the rest, the requests cut
 // away before a sync read them, counts once, as one request's, with a
 // warning: a task read before and after the restore, or only after it,
 // counts every request once. A subagent_usage cut away unread is in that

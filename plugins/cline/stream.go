@@ -179,8 +179,9 @@ func (n *normalizer) streamMessage(m abi.Value, out *sdk.Out) {
 			out.Ignored(sdk.S(kind))
 		}
 	case "subagent_usage":
-		n.subagentUsage(m)
-		out.Ignored(sdk.S(kind))
+		if n.subagentUsage(m, out) == 0 {
+			out.Ignored(sdk.S(kind))
+		}
 	case "deleted_api_reqs":
 		// The stream does not say which message the restore went back
 		// to: every request whose figures it printed before is taken as

@@ -67,7 +67,7 @@ func (n *normalizer) uiMessages(msgs abi.Value, out *sdk.Out) {
 			}
 			records += n.deletedRequests(m, prev, out)
 		case m.Get("say").Is("subagent_usage"):
-			n.subagentUsage(m)
+			records += n.subagentUsage(m, out)
 		case m.Get("say").Is("error"), m.Get("ask").Is("api_req_failed"), m.Get("ask").Is("mistake_limit_reached"):
 			code := strings.Clone(sdk.Name(m.Get("say")) + sdk.Name(m.Get("ask"))) // kept: not a view of the line
 			msg := m.Get("text").String()
@@ -286,16 +286,67 @@ func (n *normalizer) summed(ts int64, f figures) {
 	n.sums[ts] = f
 }
 
-// subagentUsage keeps the figures of a say subagent_usage (the usage of
-// the sub-agents a use_subagents call ran), which are not counted, so
-// that a later deleted_api_reqs, which sums them, does not count them
-// either.
-func (n *normalizer) subagentUsage(m abi.Value) {
-	if ts, ok := m.Get("ts").Int(); ok && ts > 0 {
-		if doc, ok := sdk.Parse([]byte(m.Get("text").String())); ok {
-			n.summed(ts, figuresOf(doc.Root()))
-		}
+// subagentUsage counts, once, the figures of a say subagent_usage: the
+// usage and cost of the sub-agents a use_subagents call ran ({source:
+// "subagents", tokensIn, tokensOut, cacheWrites, cacheReads, cost}, the
+// sum over the call's sub-agents, said when the last of them ended).
+// Cline makes no API request message for a sub-agent's requests (its
+// SubagentRunner says nothing to the task; the SDK's translator drops a
+// sub-agent's events) and keeps no conversation or task of theirs, so
+// these are the only figures of those requests, and the task's run the
+// only run that holds them: they are the step's, as Cline's task total
+// (getApiMetrics) counts them. tokensIn, cacheWrites and cacheReads are
+// disjoint as in a request's figures (the SDK's, which states the whole
+// prompt as tokensIn, writes the cache parts as 0). The figures are kept
+// (n.sums) so that a later deleted_api_reqs, which sums them again, does
+// not count them twice. It reports the number of records written.
+func (n *normalizer) subagentUsage(m abi.Value, out *sdk.Out) int {
+	ts, ok := m.Get("ts").Int()
+	if !ok || ts <= 0 {
+		return 0
 	}
+	info, ok := n.uncounted(m, ts)
+	if !ok {
+		return 0
+	}
+	f := figuresOf(info)
+	n.summed(ts, f)
+	return n.addFigures(f, out)
+}
+
+// uncounted is the text of the UI usage message m at ts (a JSON object of
+// figures), which it marks counted, when it was not counted before and
+// parses.
+func (n *normalizer) uncounted(m abi.Value, ts int64) (abi.Value, bool) {
+	if n.countedTs[ts] {
+		return abi.Value{}, false
+	}
+	doc, ok := sdk.Parse([]byte(m.Get("text").String()))
+	if !ok {
+		return abi.Value{}, false
+	}
+	if n.countedTs == nil {
+		n.countedTs = map[int64]bool{}
+	}
+	n.countedTs[ts] = true
+	return doc.Root(), true
+}
+
+// addFigures adds the figures of a UI usage message to the step's usage
+// and cost (a figure of 0 adds nothing); it reports the number of
+// records written.
+func (n *normalizer) addFigures(f figures, out *sdk.Out) int {
+	records := 0
+	if f.in != 0 || f.out != 0 || f.cw != 0 || f.cr != 0 {
+		out.Usage(sdk.Usage{Input: sdk.N(f.in + f.cw + f.cr), CacheRead: sdk.N(f.cr), CacheWrite: sdk.N(f.cw), Output: sdk.N(f.out)}, sdk.ModeAdd)
+		n.sawUsage = true
+		records++
+	}
+	if f.cost != 0 {
+		out.Cost(f.cost, sdk.ModeAdd)
+		records++
+	}
+	return records
 }
 
 // deletedRequests counts, once, what Cline's say deleted_api_reqs states
@@ -305,29 +356,22 @@ func (n *normalizer) subagentUsage(m abi.Value) {
 // element before it), and its text sums with getApiMetrics the usage
 // messages cut away (api_req_started, subagent_usage, an earlier
 // deleted_api_reqs), all dated between prev and it. Those twasm read
-// before the restore are in n.sums (a request's figures as counted, an
-// earlier deleted_api_reqs' remainder as counted, a subagent_usage's as
-// not counted): what is left are the requests twasm never saw, counted
-// here as one request's usage.
+// before the restore are in n.sums (a request's figures, an earlier
+// deleted_api_reqs' remainder, a subagent_usage's, each as counted):
+// what is left are the requests twasm never saw, counted here as one
+// request's usage.
 func (n *normalizer) deletedRequests(m, prev abi.Value, out *sdk.Out) int {
 	ts, ok := m.Get("ts").Int()
 	if !ok || ts <= 0 {
 		out.Warn("a deleted_api_reqs without ts: the requests a checkpoint restore cut away are not counted")
 		return 1
 	}
-	if n.countedTs[ts] {
-		return 0
-	}
-	doc, ok := sdk.Parse([]byte(m.Get("text").String()))
+	info, ok := n.uncounted(m, ts)
 	if !ok {
 		return 0
 	}
-	if n.countedTs == nil {
-		n.countedTs = map[int64]bool{}
-	}
-	n.countedTs[ts] = true
 	from, _ := prev.Get("ts").Int() // 0: everything before it
-	f := figuresOf(doc.Root())
+	f := figuresOf(info)
 	seen := 0
 	for t, s := range n.sums {
 		if t > from && t < ts {
@@ -344,13 +388,7 @@ func (n *normalizer) deletedRequests(m, prev abi.Value, out *sdk.Out) int {
 		out.Ignored(sdk.S("deleted_api_reqs (counted)"))
 		return 1
 	}
-	if f.in != 0 || f.out != 0 || f.cw != 0 || f.cr != 0 {
-		out.Usage(sdk.Usage{Input: sdk.N(f.in + f.cw + f.cr), CacheRead: sdk.N(f.cr), CacheWrite: sdk.N(f.cw), Output: sdk.N(f.out)}, sdk.ModeAdd)
-		n.sawUsage = true
-	}
-	if f.cost != 0 {
-		out.Cost(f.cost, sdk.ModeAdd)
-	}
+	n.addFigures(f, out)
 	out.Warn("deleted_api_reqs: a checkpoint restore cut away API requests not read before; what its sum states for them is counted, as one request's (" +
 		strconv.Itoa(seen) + " usage message(s) it sums were read before)")
 	return 1

@@ -4,6 +4,8 @@ package cline_test
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -11,6 +13,11 @@ import (
 	"github.com/twasm/twasm/plugins/cline"
 	"github.com/twasm/twasm/transcript"
 )
+
+// uiHead is the facts line and file line of a Cline task folder's
+// ui_messages.json, as the host writes them before the document.
+const uiHead = `{"$twasm":"source","store":"Cline tasks","path":"1767225600000","name":"1767225600000","size":1,"mtime":"2026-01-01T00:05:00Z"}` + "\n" +
+	`{"$twasm":"file","path":"ui_messages.json","size":1,"mtime":"2026-01-01T00:05:00Z","document":true}` + "\n"
 
 // TestUIOnlyConversation: a task folder holding only ui_messages.json is
 // read from the UI's copy of the conversation (ClineMessage say/ask types
@@ -23,8 +30,6 @@ import (
 // not. With the API history the UI's copy is not mapped.
 // Written for the test from Cline's source.
 func TestUIOnlyConversation(t *testing.T) {
-	const head = `{"$twasm":"source","store":"Cline tasks","path":"1767225600000","name":"1767225600000","size":1,"mtime":"2026-01-01T00:05:00Z"}` + "\n" +
-		`{"$twasm":"file","path":"ui_messages.json","size":1,"mtime":"2026-01-01T00:05:00Z","document":true}` + "\n"
 	const convo = `{"ts":1767225600000,"type":"say","say":"task","text":"Run the tests"},` +
 		`{"ts":1767225600100,"type":"say","say":"api_req_started","text":"{\"tokensIn\":10,\"tokensOut\":5,\"cost\":0.01}"},` +
 		`{"ts":1767225601000,"type":"say","say":"text","text":"Running them."},` +
@@ -47,15 +52,15 @@ func TestUIOnlyConversation(t *testing.T) {
 		cmdOutput       string
 		status, lastMsg string
 	}{
-		{"answered", head + "[" + convo + "]\n", 2, 2, "ok  pkg/a\nFAIL pkg/b", "ok", "Fixed."},
-		{"error after the last answer", head + "[" + convo + failed + "]\n", 3, 2, "ok  pkg/a\nFAIL pkg/b", "error", "And the docs"},
-		{"error the task went on after", head + "[" + convo[:strings.LastIndex(convo, ",{")] + `,{"ts":1767225608500,"type":"say","say":"error","text":"overloaded"}` + convo[strings.LastIndex(convo, ",{"):] + "]\n", 2, 2, "ok  pkg/a\nFAIL pkg/b", "ok", "Fixed."},
+		{"answered", uiHead + "[" + convo + "]\n", 2, 2, "ok  pkg/a\nFAIL pkg/b", "ok", "Fixed."},
+		{"error after the last answer", uiHead + "[" + convo + failed + "]\n", 3, 2, "ok  pkg/a\nFAIL pkg/b", "error", "And the docs"},
+		{"error the task went on after", uiHead + "[" + convo[:strings.LastIndex(convo, ",{")] + `,{"ts":1767225608500,"type":"say","say":"error","text":"overloaded"}` + convo[strings.LastIndex(convo, ",{"):] + "]\n", 2, 2, "ok  pkg/a\nFAIL pkg/b", "ok", "Fixed."},
 		// Cline showed the error after the last answer, then started a
 		// request (api_req_started, no figures yet) nobody answered: the
 		// error is still what the task ended on.
-		{"error after the last answer, then an unanswered request", head + "[" + convo + `,{"ts":1767225610000,"type":"say","say":"error","text":"Cline tried to use write_to_file without value for required parameter 'path'."},` +
+		{"error after the last answer, then an unanswered request", uiHead + "[" + convo + `,{"ts":1767225610000,"type":"say","say":"error","text":"Cline tried to use write_to_file without value for required parameter 'path'."},` +
 			`{"ts":1767225611000,"type":"say","say":"api_req_started","text":"{\"request\":\"[ERROR] You did not use a tool...\"}"}]` + "\n", 2, 2, "ok  pkg/a\nFAIL pkg/b", "error", "Fixed."},
-		{"with the API history", head + "[" + convo + "]\n" + api, 1, 0, "", "ok", "Fixed."},
+		{"with the API history", uiHead + "[" + convo + "]\n" + api, 1, 0, "", "ok", "Fixed."},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -104,17 +109,14 @@ func TestUIOnlyConversation(t *testing.T) {
 // replay's output dropped). Each message carries its UI index as its id,
 // so that sync's filter leaves out what an earlier part holds.
 func TestUIOnlyWholeCapture(t *testing.T) {
-	const facts = `{"$twasm":"source","store":"Cline tasks","path":"1767225600000","name":"1767225600000","size":1,"mtime":"2026-01-01T00:05:00Z"}` + "\n" +
-		`{"$twasm":"file","path":"ui_messages.json","size":1,"mtime":"2026-01-01T00:05:00Z","document":true}` + "\n"
-	const part1 = `{"ts":1767225600000,"type":"say","say":"task","text":"Run the tests"},` +
-		`{"ts":1767225600100,"type":"say","say":"api_req_started","text":"{\"tokensIn\":10,\"tokensOut\":5,\"cost\":0.01}"},` +
-		`{"ts":1767225601000,"type":"say","say":"text","text":"Running them."},` +
-		`{"ts":1767225602000,"type":"ask","ask":"command","text":"go test ./..."},` +
-		`{"ts":1767225603000,"type":"ask","ask":"command_output","text":"FAIL pkg/b"}`
-	const part2 = `,{"ts":1767225607000,"type":"say","say":"user_feedback","text":"Fix it"},` +
-		`{"ts":1767225608000,"type":"say","say":"api_req_started","text":"{\"tokensIn\":30,\"tokensOut\":5,\"cost\":0.03}"},` +
-		`{"ts":1767225609000,"type":"say","say":"text","text":"Fixed."}`
-	raw := facts + "[" + part1 + "]\n" + facts + "[" + part1 + part2 + "]\n"
+	// The task's ui_messages.json before and after the turn, one a line
+	// (shared with synccmd's TestSyncClineUIOnlyTaskGrown).
+	grown, err := os.ReadFile(filepath.Join("testdata", "ui_only_grown.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	versions := strings.Split(string(grown), "\n")
+	raw := uiHead + versions[0] + "\n" + uiHead + versions[1] + "\n"
 	r, err := sdktest.Run(context.Background(), cline.Plugin, "cline", []byte(raw))
 	if err != nil {
 		t.Fatal(err)

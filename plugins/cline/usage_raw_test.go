@@ -26,8 +26,9 @@ import (
 // keeps the three apart), except where it is the whole prompt (see
 // grossProvider and the release dates below). The task's figures are the
 // requests' sum, with, in one version, the sums of the requests a
-// checkpoint restore cut away (deleted_api_reqs), as Cline's getApiMetrics
-// adds them; the API history's metrics are not figures the plugin reads,
+// checkpoint restore cut away (deleted_api_reqs) and of the sub-agents a
+// use_subagents call ran (subagent_usage), as Cline's getApiMetrics adds
+// them; the API history's metrics are not figures the plugin reads,
 // a sessions folder's (the Cline SDK's) are its requests'
 // (rawSessionUsage). The Cline CLI's --json output of the SDK's
 // agent events states the session's usage in run_result (rawAgentEventsUsage);
@@ -187,7 +188,7 @@ func rawClineUsage(t *testing.T, _ string, raw []byte) plugintest.RawUsage {
 			return
 		}
 		for i, m := range msgs {
-			if m.Type != "say" || m.Say != "api_req_started" && m.Say != "api_req_finished" && m.Say != "deleted_api_reqs" {
+			if m.Type != "say" || m.Say != "api_req_started" && m.Say != "api_req_finished" && m.Say != "deleted_api_reqs" && m.Say != "subagent_usage" {
 				continue
 			}
 			var r clineRequest

@@ -29,10 +29,7 @@ func TestForkedSubAgent(t *testing.T) {
 	meta := func(id, extra string) string {
 		return `{"timestamp":"t","type":"session_meta","payload":{"id":"` + id + `",` + extra + `"timestamp":"t0","cwd":"/w","originator":"codex_cli_rs","cli_version":"0.158.0","source":{"subagent":{"thread_spawn":{"parent_thread_id":"p1","depth":1,"agent_path":"/root/worker"}}}}}`
 	}
-	count := func(total, last int) string {
-		return ev(fmt.Sprintf(`{"type":"token_count","info":{"total_token_usage":{"input_tokens":%d,"output_tokens":%d,"total_tokens":%d},"last_token_usage":{"input_tokens":%d,"output_tokens":%d,"total_tokens":%d}}}`,
-			total, total/10, total+total/10, last, last/10, last+last/10))
-	}
+	count := tokenCount
 	var (
 		forked     = meta("c1", `"forked_from_id":"p1",`)
 		unforked   = meta("c1", "")
@@ -40,11 +37,8 @@ func TestForkedSubAgent(t *testing.T) {
 		userFork   = `{"timestamp":"t","type":"session_meta","payload":{"id":"c1","forked_from_id":"p1","timestamp":"t0","cwd":"/w","originator":"codex_cli_rs","cli_version":"0.158.0","source":"cli"}}`
 		ctx        = `{"timestamp":"t","type":"turn_context","payload":{"cwd":"/w","model":"gpt-5.5"}}`
 		pStart1    = ev(`{"type":"task_started","turn_id":"pt1"}`)
-		pPrompt1   = item(`{"type":"message","role":"user","content":[{"type":"input_text","text":"parent prompt one"}]}`)
-		pAnswer1   = item(`{"type":"message","role":"assistant","content":[{"type":"output_text","text":"parent answer one"}],"phase":"final_answer"}`)
 		pDone1     = ev(`{"type":"task_complete","turn_id":"pt1","last_agent_message":"parent answer one"}`)
 		pStart2    = ev(`{"type":"task_started","turn_id":"pt2"}`)
-		pPrompt2   = item(`{"type":"message","role":"user","content":[{"type":"input_text","text":"parent prompt two"}]}`)
 		pEcho2     = ev(`{"type":"user_message","message":"parent prompt two"}`)
 		cStart     = ev(`{"type":"task_started","turn_id":"ct1"}`)
 		cTask      = item(`{"type":"message","role":"user","content":[{"type":"input_text","text":"child task"}]}`)
@@ -73,27 +67,12 @@ func TestForkedSubAgent(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			o := runRollout(t, tt.lines)
-			if got := messageTexts(o); got != tt.texts {
-				t.Errorf("messages %q; want %q", got, tt.texts)
-			}
-			var input int64 = -1
-			if u := o.Result.Usage; u != nil && u.InputTokens != nil {
-				input = *u.InputTokens
-			}
-			if input != tt.input {
-				t.Errorf("input tokens %d; want %d", input, tt.input)
-			}
-			if tt.input >= 0 {
-				u := o.Result.Usage
-				if u.OutputTokens == nil || *u.OutputTokens != tt.input/10 || u.TotalTokens == nil || *u.TotalTokens != tt.input+tt.input/10 {
-					t.Errorf("usage %+v; want output %d, total %d", u, tt.input/10, tt.input+tt.input/10)
-				}
+			checkForkRun(t, o, tt.texts, tt.input)
+			if u := o.Result.Usage; tt.input >= 0 && (u.TotalTokens == nil || *u.TotalTokens != tt.input+tt.input/10) {
+				t.Errorf("usage %+v; want total %d", u, tt.input+tt.input/10)
 			}
 			if o.Result.SessionID != "c1" {
 				t.Errorf("session %q; want c1", o.Result.SessionID)
-			}
-			if len(o.Result.Unmapped) != 0 {
-				t.Errorf("unmapped %v", o.Result.Unmapped)
 			}
 			if tt.status != "" && o.Result.Status != tt.status {
 				t.Errorf("status %q (%s); want %q", o.Result.Status, o.Result.Error, tt.status)
@@ -116,10 +95,7 @@ func TestForkedSubAgent(t *testing.T) {
 // state, declared ignored.
 func TestUserFork(t *testing.T) {
 	ev, item := rolloutEvent, rolloutItem
-	count := func(total, last int) string {
-		return ev(fmt.Sprintf(`{"type":"token_count","info":{"total_token_usage":{"input_tokens":%d,"output_tokens":%d,"total_tokens":%d},"last_token_usage":{"input_tokens":%d,"output_tokens":%d,"total_tokens":%d}}}`,
-			total, total/10, total+total/10, last, last/10, last+last/10))
-	}
+	count := tokenCount
 	meta := func(extra string) string {
 		return `{"timestamp":"t","ordinal":0,"type":"session_meta","payload":{"id":"f1","session_id":"f1",` + extra + `"timestamp":"t0","cwd":"/w","originator":"codex-tui","cli_version":"0.158.0","source":"cli","history_mode":"paginated"}}`
 	}
@@ -238,10 +214,7 @@ func TestUserForkCopied(t *testing.T) {
 	meta := func(id, version, extra string) string {
 		return `{"timestamp":"t","type":"session_meta","payload":{"id":"` + id + `",` + extra + `"timestamp":"t0","cwd":"/w","originator":"codex_cli_rs","cli_version":"` + version + `","source":"cli"}}`
 	}
-	count := func(total, last int) string {
-		return ev(fmt.Sprintf(`{"type":"token_count","info":{"total_token_usage":{"input_tokens":%d,"output_tokens":%d,"total_tokens":%d},"last_token_usage":{"input_tokens":%d,"output_tokens":%d,"total_tokens":%d}}}`,
-			total, total/10, total+total/10, last, last/10, last+last/10))
-	}
+	count := tokenCount
 	started := func(id, extra string) string {
 		return ev(`{"type":"task_started","turn_id":"` + id + `"` + extra + `,"model_context_window":258400}`)
 	}
@@ -253,9 +226,6 @@ func TestUserForkCopied(t *testing.T) {
 		oldFork     = meta(forkID, "0.120.0", `"forked_from_id":"p1",`)
 		parentMeta  = meta("p1", "0.147.0", "")
 		grandMeta   = meta("g1", "0.147.0", "")
-		pPrompt1    = item(`{"type":"message","role":"user","content":[{"type":"input_text","text":"parent prompt one"}]}`)
-		pAnswer1    = item(`{"type":"message","role":"assistant","content":[{"type":"output_text","text":"parent answer one"}],"phase":"final_answer"}`)
-		pPrompt2    = item(`{"type":"message","role":"user","content":[{"type":"input_text","text":"parent prompt two"}]}`)
 		pAnswer2    = item(`{"type":"message","role":"assistant","content":[{"type":"output_text","text":"parent answer two"}],"phase":"final_answer"}`)
 		parentTurns = func(first, second, extra string) []string {
 			return []string{
@@ -303,24 +273,9 @@ func TestUserForkCopied(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			o := runRollout(t, tt.lines)
-			if got := messageTexts(o); got != tt.texts {
-				t.Errorf("messages %q; want %q", got, tt.texts)
-			}
-			var input int64 = -1
-			if u := o.Result.Usage; u != nil && u.InputTokens != nil {
-				input = *u.InputTokens
-				if u.OutputTokens == nil || *u.OutputTokens != input/10 {
-					t.Errorf("usage %+v; want output %d", u, input/10)
-				}
-			}
-			if input != tt.input {
-				t.Errorf("input tokens %d; want %d", input, tt.input)
-			}
+			checkForkRun(t, o, tt.texts, tt.input)
 			if o.Result.SessionID != forkID {
 				t.Errorf("session %q; want the fork's", o.Result.SessionID)
-			}
-			if len(o.Result.Unmapped) != 0 {
-				t.Errorf("unmapped %v", o.Result.Unmapped)
 			}
 			warned := false
 			for _, w := range o.Result.Warnings {
@@ -333,6 +288,46 @@ func TestUserForkCopied(t *testing.T) {
 				t.Errorf("status %q (%s); want ok", o.Result.Status, o.Result.Error)
 			}
 		})
+	}
+}
+
+// The parent's messages a fork's rollout copies (TestForkedSubAgent,
+// TestUserForkCopied).
+var (
+	pPrompt1 = rolloutItem(`{"type":"message","role":"user","content":[{"type":"input_text","text":"parent prompt one"}]}`)
+	pAnswer1 = rolloutItem(`{"type":"message","role":"assistant","content":[{"type":"output_text","text":"parent answer one"}],"phase":"final_answer"}`)
+	pPrompt2 = rolloutItem(`{"type":"message","role":"user","content":[{"type":"input_text","text":"parent prompt two"}]}`)
+)
+
+// tokenCount is a token_count event whose running total is total input
+// tokens and whose last request's is last, each with a tenth as many
+// output tokens.
+func tokenCount(total, last int) string {
+	return rolloutEvent(fmt.Sprintf(`{"type":"token_count","info":{"total_token_usage":{"input_tokens":%d,"output_tokens":%d,"total_tokens":%d},"last_token_usage":{"input_tokens":%d,"output_tokens":%d,"total_tokens":%d}}}`,
+		total, total/10, total+total/10, last, last/10, last+last/10))
+}
+
+// checkForkRun checks a fork's run: its message texts (joined by "|"),
+// its input tokens (-1: no usage) with a tenth as many output tokens,
+// and nothing unmapped.
+func checkForkRun(t *testing.T, o *plugintest.Outcome, texts string, input int64) {
+	t.Helper()
+	if got := messageTexts(o); got != texts {
+		t.Errorf("messages %q; want %q", got, texts)
+	}
+	var got int64 = -1
+	u := o.Result.Usage
+	if u != nil && u.InputTokens != nil {
+		got = *u.InputTokens
+	}
+	if got != input {
+		t.Errorf("input tokens %d; want %d", got, input)
+	}
+	if input >= 0 && got == input && (u.OutputTokens == nil || *u.OutputTokens != input/10) {
+		t.Errorf("usage %+v; want output %d", u, input/10)
+	}
+	if len(o.Result.Unmapped) != 0 {
+		t.Errorf("unmapped %v", o.Result.Unmapped)
 	}
 }
 

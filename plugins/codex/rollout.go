@@ -491,6 +491,12 @@ func (n *normalizer) guardian(p abi.Value) {
 	default:
 		return
 	}
+	n.keepEnd(id, e)
+}
+
+// keepEnd keeps e as what is known of the end of call id, for its
+// output item (guardian, noteEnd).
+func (n *normalizer) keepEnd(id abi.Value, e endInfo) {
 	if n.ends == nil {
 		n.ends = map[string]endInfo{}
 	}
@@ -578,10 +584,7 @@ func (n *normalizer) noteEnd(p abi.Value) {
 	if e.status == "" {
 		return
 	}
-	if n.ends == nil {
-		n.ends = map[string]endInfo{}
-	}
-	n.ends[id.String()] = e
+	n.keepEnd(id, e)
 }
 
 // collabStatus is the name of a sub-agent's status as Codex's protocol

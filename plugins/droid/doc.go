@@ -104,9 +104,11 @@
 // {role, text}, tool_call {toolName, parameters}, tool_result {isError or
 // value} and completion {finalText} vote for Droid; its init and result
 // share Claude Code's type names but not Claude's fields (MCP servers,
-// permission mode, API time, cost, usage) and vote for neither, so that
-// Claude Code's streams stay Claude's. A json result without those
-// fields is Droid's.
+// permission mode, API time, per-model usage, a uuid, a usage of the
+// Messages API's shape) and vote for neither, so that Claude Code's
+// streams stay Claude's. A json result without those fields is Droid's,
+// whatever cost (total_cost_usd) and usage in Anthropic's token names it
+// states.
 //
 // # Decisions
 //

@@ -173,14 +173,9 @@ func TestSyncClineUIOnlyTaskGrown(t *testing.T) {
 	h := clitest.NewHome(t)
 	task := filepath.Join(".cline", "data", "tasks", "1767225600000")
 	dir := filepath.Join(h.Dir, task)
-	const part1 = `{"ts":1767225600000,"type":"say","say":"task","text":"Run the tests"},` +
-		`{"ts":1767225600100,"type":"say","say":"api_req_started","text":"{\"tokensIn\":10,\"tokensOut\":5,\"cost\":0.01}"},` +
-		`{"ts":1767225601000,"type":"say","say":"text","text":"Running them."},` +
-		`{"ts":1767225602000,"type":"ask","ask":"command","text":"go test ./..."},` +
-		`{"ts":1767225603000,"type":"ask","ask":"command_output","text":"FAIL pkg/b"}`
-	const part2 = `,{"ts":1767225607000,"type":"say","say":"user_feedback","text":"Fix it"},` +
-		`{"ts":1767225608000,"type":"say","say":"api_req_started","text":"{\"tokensIn\":30,\"tokensOut\":5,\"cost\":0.03}"},` +
-		`{"ts":1767225609000,"type":"say","say":"text","text":"Fixed."}`
+	// The task's ui_messages.json before and after the turn, one a line
+	// (shared with plugins/cline's TestUIOnlyWholeCapture).
+	versions := strings.Split(string(clitest.ReadFile(t, filepath.Join(clitest.Root, "plugins", "cline", "testdata", "ui_only_grown.jsonl"))), "\n")
 	want := []string{"Run the tests", "Running them.", "Fix it", "Fixed."}
 	texts := func(path string) (all []string, parts [][]string) {
 		t.Helper()
@@ -198,9 +193,9 @@ func TestSyncClineUIOnlyTaskGrown(t *testing.T) {
 		return all, parts[:len(parts)-1]
 	}
 
-	h.Put(filepath.Join(task, "ui_messages.json"), []byte("["+part1+"]"), time.Hour)
+	h.Put(filepath.Join(task, "ui_messages.json"), []byte(versions[0]), time.Hour)
 	runID := syncWant(t, h, dir, "first sync", map[string]int{"new": 1})["new"][0]
-	h.Put(filepath.Join(task, "ui_messages.json"), []byte("["+part1+part2+"]"), 30*time.Minute)
+	h.Put(filepath.Join(task, "ui_messages.json"), []byte(versions[1]), 30*time.Minute)
 	syncWant(t, h, dir, "sync after a turn", map[string]int{"grown": 1})
 	path := clitest.TranscriptPath(h.Stor, runID)
 	all, parts := texts(path)

@@ -174,8 +174,8 @@ func writeReport(w io.Writer, res *Results, m *Measurements, tables []Table, inf
 		"A goal on a ratio compares with the baseline of the same row; \"report\" rows carry no goal.")
 	fmt.Fprintln(w, "- Throughput ratios prefer cpuMB/s where both sides report it (see each value's unit); wall-clock MB/s rows are shown beside them.")
 	fmt.Fprintf(w, "- Command-level figures (start-up, RSS) were measured by benchreport running `twasm` as a child process, %d warm-cache runs "+
-		"interleaved with `twasm --version` (after a sync(2) that writes back what the benchmarks before left dirty), %d empty-cache runs, and one record of a %s generated input.\n",
-		m.WarmRuns, m.ColdRuns, format(float64(info.RSSBytes), "bytes"))
+		"interleaved with `twasm --version` (after a sync(2) that writes back what the benchmarks before left dirty, and a wait of %s for the inodes they deleted to age past ext4's recently-deleted window), %d empty-cache runs, and one record of a %s generated input.\n",
+		m.WarmRuns, quietAfterDeletes, m.ColdRuns, format(float64(info.RSSBytes), "bytes"))
 	fmt.Fprintln(w)
 
 	s := summarize(tables)

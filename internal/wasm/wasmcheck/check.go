@@ -54,13 +54,7 @@ func Check(wasm []byte) error {
 	}
 	r := &reader{wasmbin.Reader{B: wasm, Pos: 8}}
 	var m module
-	if err := r.sections("section", m.section); err != nil {
-		if e, ok := err.(*wasmbin.Error); ok {
-			return &Error{e.Offset, e.Reason}
-		}
-		return err
-	}
-	return nil
+	return checkError(r.sections("section", m.section))
 }
 
 // sections reads what is left of r as (id, size, body) sections, the

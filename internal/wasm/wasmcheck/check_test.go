@@ -136,7 +136,9 @@ const compileBound = 1 << 30
 // compiler allocate at most compileBound bytes. A claim the bytes cannot
 // hold either fails that assertion or, when the allocation itself fails,
 // kills the worker ("fatal error: out of memory"), which the fuzzer
-// reports as a crash too.
+// reports as a crash too. BoundTables never panics on what Check
+// accepts, and what it returns Check accepts too, with tables whose
+// maxima sum to at most MaxTableElements.
 func FuzzCheck(f *testing.F) {
 	for _, c := range crafted {
 		f.Add(c.wasm)
@@ -155,6 +157,23 @@ func FuzzCheck(f *testing.F) {
 		}
 		if n := allocated() - before; n > compileBound {
 			t.Fatalf("compiling a %d-byte module Check accepted allocated %d bytes", len(wasm), n)
+		}
+		out, err := BoundTables(wasm)
+		if err != nil {
+			return
+		}
+		if err := Check(out); err != nil {
+			t.Fatalf("Check refuses what BoundTables made of a module it accepted: %v", err)
+		}
+		var sum uint64
+		for _, l := range tableLimits(t, out) {
+			if l.Flag != 1 || l.Max > MaxTableElements {
+				t.Fatalf("table limits %+v after BoundTables", l)
+			}
+			sum += l.Max
+		}
+		if sum > MaxTableElements {
+			t.Fatalf("table maxima sum to %d", sum)
 		}
 	})
 }

@@ -27,6 +27,11 @@
 //     which no byte holds: Check bounds their sum (MaxTableElements,
 //     80 MB). Memories are bounded by the host's page limit, which
 //     wazero enforces.
+//   - A table grows at run time up to its maximum, and wazero lets a
+//     table with none grow to 2^32-2 elements (32 GiB, in one
+//     allocation). [BoundTables] gives every defined table a maximum,
+//     the maxima summing to at most MaxTableElements; a module with no
+//     table beyond its share is returned as it is, uncopied.
 //   - Check reads every item where wazero reads it: a known section
 //     must end where its last item does, as wazero requires, so a
 //     disagreement on an item's length is a refusal, not a count
