@@ -99,8 +99,17 @@ type normalizer struct {
 	// the last prompt; editing: the answer being read is the editor's.
 	architect, oneArchitect, editing bool
 	editorModel, answerFirst         string
-	failedURL                        bool
-	lastNo                           int // the number of the last line read
+	// errLast: the last of Aider's events was a provider error (only its
+	// report since: the rest of its message, its URL, a traceback).
+	errLast bool
+	// trace: Aider is printing a traceback (an exception
+	// traceback.format_exception wrote); traceOwn: no error came before
+	// it, so its exception (traceCls, traceMsg: the last "Class:
+	// message" line) is the error.
+	trace, traceOwn    bool
+	traceCls, traceMsg string
+	failedURL          bool
+	lastNo             int // the number of the last line read
 }
 
 // edit is one SEARCH/REPLACE block of an answer.
@@ -130,6 +139,12 @@ func (n *normalizer) Line(l *sdk.Line, out *sdk.Out) error {
 		// The reflection ended with its rule: this line is the
 		// model's reply or Aider's next.
 		n.reflect = reflectNone
+	}
+	if !strings.HasPrefix(line, ">") && strings.TrimSpace(line) != "" {
+		// A prompt, an answer or a session start: a traceback before
+		// it is over, and so is an error's report.
+		n.endTrace(out)
+		n.errLast = false
 	}
 	if !strings.HasPrefix(line, ">") {
 		n.settleFailed(out)
@@ -436,5 +451,6 @@ func (n *normalizer) closeAll(out *sdk.Out) {
 func (n *normalizer) End(out *sdk.Out) error {
 	n.settleFailed(out)
 	n.closeAll(out)
+	n.endTrace(out)
 	return nil
 }

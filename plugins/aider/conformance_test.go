@@ -24,8 +24,12 @@ import (
 // per token limit hit or empty response, and each shell command Aider
 // ran after the user allowed it ("Run shell command(s)? ... y", then
 // "Running <command>") a call, failed when "Error running command:"
-// follows it. The tokens are TestSessionUsageMatchesRaw's, over
-// the same inputs.
+// follows it. After an error (no call, prompt or answer since), Aider's
+// offer to open its URL ("Open URL for more info?") is the error's, no
+// call, and a traceback is the error's too; a traceback after no error
+// is one (an exception Aider caught, however many chained tracebacks it
+// prints). The tokens are TestSessionUsageMatchesRaw's, over the same
+// inputs.
 func checkFacts(t *testing.T, r *sdktest.Result) {
 	o := plugintest.FromResult(r)
 	calls, failed, errs := historyFacts(string(r.Raw))
@@ -41,6 +45,7 @@ var (
 	reLiteLLM = regexp.MustCompile(`^> ((BadRequestError|Unexpected error): |litellm\.\w*Error|Model .* has hit a token limit!|Empty response received from LLM\.)`)
 	reShellOK = regexp.MustCompile(`^> Run shell commands?\? .*\]: ?[yY]`)
 	reRunning = regexp.MustCompile(`^> Running `)
+	reOffer   = regexp.MustCompile(`^> Open URL for more info\? `)
 )
 
 // historyFacts reads Aider's own lines: the calls in order with whether
@@ -49,6 +54,8 @@ func historyFacts(raw string) (calls []string, failed map[string]bool, errs int)
 	failed = map[string]bool{}
 	inBlock := false
 	shellOK := false // the last of Aider's lines allowed shell commands, or ran one
+	errLast := false // an error, and no call, prompt or answer since
+	trace := false   // in a traceback
 	for _, line := range strings.Split(raw, "\n") {
 		line = strings.TrimSuffix(line, "\r")
 		if strings.HasPrefix(line, "Error running command: ") || strings.HasPrefix(line, "> Error running command: ") {
@@ -63,6 +70,20 @@ func historyFacts(raw string) (calls []string, failed map[string]bool, errs int)
 		if inBlock {
 			continue
 		}
+		if strings.TrimSpace(line) != "" && !strings.HasPrefix(line, ">") {
+			errLast, trace = false, false
+		}
+		if line == "> Traceback (most recent call last):  " || line == "> Traceback (most recent call last):" {
+			if !trace && !errLast {
+				errs++
+				errLast = true
+			}
+			trace = true
+			continue
+		}
+		if errLast && reOffer.MatchString(line) {
+			continue
+		}
 		if shellOK && reRunning.MatchString(line) {
 			calls = append(calls, "aider-"+strconv.Itoa(len(calls)+1))
 			continue
@@ -71,6 +92,7 @@ func historyFacts(raw string) (calls []string, failed map[string]bool, errs int)
 			shellOK = reShellOK.MatchString(line) || shellOK && strings.HasPrefix(line, "> Running ")
 		}
 		if m := reCall.FindStringSubmatch(line); m != nil {
+			errLast, trace = false, false
 			id := "aider-" + strconv.Itoa(len(calls)+1)
 			calls = append(calls, id)
 			ans, confirm := strings.ToLower(m[2]+m[3]), strings.Contains(m[1], "(Y)es/(N)o") || m[3] != ""
@@ -79,6 +101,10 @@ func historyFacts(raw string) (calls []string, failed map[string]bool, errs int)
 		}
 		if reLiteLLM.MatchString(line) {
 			errs++
+			errLast, trace = true, false
+		}
+		if strings.HasPrefix(line, "> Retrying in ") {
+			trace = false
 		}
 	}
 	return calls, failed, errs

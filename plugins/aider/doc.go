@@ -142,7 +142,19 @@
 // exhausted and the request ended; its figures and advice follow as
 // Aider's notices) is a provider error, code token_limit, and so is
 // "Empty response received from LLM. Check your provider account?" (the
-// model answered nothing), code empty_response. A chat history has no terminal record:
+// model answered nothing), code empty_response. What Aider prints with
+// an error it gives up on is the error's report, not the session going
+// on: its offer to open the error's documentation URL (check_and_open_urls,
+// io.offer_url's own question "Open URL for more info?") right after an
+// error is declared ignored, not a confirmation (a model warning's "Open
+// documentation url for more info?" stays one). An exception Aider
+// caught while sending the message (base_coder.py send_message prints
+// traceback.format_exception of it, then str(err), and gives the message
+// up) is a provider error, its message the traceback's last "Class:
+// message" line's, code the class, reported at the str(err) line (else
+// where the traceback ends: at Aider's next event, a line not of Aider's,
+// or the end of the input); a traceback after an error (litellm's errors
+// carry their cause's) is that error's. A chat history has no terminal record:
 // the step is reported with NoTerminal and the host settles its status
 // by the session rule of spec §6.7 (an error after the last answer is
 // error, an unanswered prompt incomplete). Aider's other notices (the

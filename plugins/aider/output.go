@@ -10,6 +10,12 @@ import (
 // aider handles one of Aider's own lines ("> " stripped).
 func (n *normalizer) aider(s string, out *sdk.Out) {
 	n.start(out)
+	if n.traceback(s, out) {
+		return
+	}
+	if n.afterError(s) {
+		n.errLast = false
+	}
 	if n.failedReason(s, out) {
 		return
 	}
@@ -75,11 +81,18 @@ func (n *normalizer) aider(s string, out *sdk.Out) {
 	case strings.HasPrefix(s, "Unable to commit: "):
 		id := n.call(out, "git_commit", "execute", `{}`)
 		out.ToolResult(sdk.ToolResult{CallID: sdk.S(id), Name: sdk.S("git_commit"), Error: sdk.S(s), IsError: true, Status: sdk.S("failed")})
+	case n.errLast && isConfirm(s) && isURLOffer(s):
+		// Aider's offer to open the documentation URL of the error
+		// it just reported (check_and_open_urls, io.offer_url's own
+		// question): the error's report, not the session going on
+		// after the error.
+		out.Ignored(sdk.S("error_url_offer"))
 	case isConfirm(s):
 		n.confirm(s, out)
 	case isProviderError(s):
 		cls, msg := providerError(s)
 		out.Error(sdk.ProviderError{Message: sdk.S(msg), Code: sdk.S(cls)})
+		n.errLast = true
 	case strings.HasPrefix(s, "Retrying in "):
 		out.Ignored(sdk.S("retry"))
 	case isInterrupt(s):
@@ -91,10 +104,12 @@ func (n *normalizer) aider(s string, out *sdk.Out) {
 		// limit was exhausted and the request ended (its figures and
 		// advice follow, Aider's notices).
 		out.Error(sdk.ProviderError{Message: sdk.S(s), Code: sdk.S("token_limit")})
+		n.errLast = true
 	case strings.HasPrefix(s, "Empty response received from LLM."):
 		// The model answered nothing (Aider's warning, "Check your
 		// provider account?"): the request failed.
 		out.Error(sdk.ProviderError{Message: sdk.S(s), Code: sdk.S("empty_response")})
+		n.errLast = true
 	default:
 		// Aider's notices (the repository, the files added, a hint):
 		// what the session did is in the prompts, answers and calls.
@@ -565,4 +580,107 @@ func quote(s string) string {
 		}
 	}
 	return string(append(b, '"'))
+}
+
+// offerURL is the question of io.offer_url when its caller names none:
+// Aider's offer to open an error's documentation URL.
+const offerURL = "Open URL for more info?"
+
+// isURLOffer reports whether confirmation line s is io.offer_url's
+// question of its own (its choices follow it).
+func isURLOffer(s string) bool {
+	q, _, _ := parseConfirm(s)
+	return strings.HasPrefix(q, offerURL)
+}
+
+// afterError reports whether Aider's line s is an event of the session
+// (a usage report, an edit, a commit, a question other than an error's
+// offer of its URL, a shell command, an edit-format failure): one that
+// comes after an error, not in its report.
+func (n *normalizer) afterError(s string) bool {
+	if isConfirm(s) {
+		return !isURLOffer(s)
+	}
+	switch {
+	case strings.HasPrefix(s, "Tokens: "), isOldUsage(s), strings.HasPrefix(s, "Applied edit to "),
+		strings.HasPrefix(s, "Commit ") && isSHA(s[len("Commit "):]), strings.HasPrefix(s, "Unable to commit: "),
+		strings.HasPrefix(s, "Running ") && n.shellOK, isMatchFailure(s),
+		strings.HasPrefix(s, "The LLM did not conform to the edit format"), strings.HasPrefix(s, "Malformed response #"):
+		return true
+	}
+	return false
+}
+
+// traceback handles Aider's line s while or when it prints a traceback,
+// and reports whether it took the line. base_coder.py's send_message
+// prints traceback.format_exception of an exception it caught, then
+// str(err), and gives the message up: a traceback with no error before
+// it is the error, its exception (the last "Class: message" line) a
+// provider error, code the class, reported at the str(err) line that
+// follows it (Aider's error line), else when the traceback ends. One
+// after an error (litellm's errors carry the traceback of their cause)
+// is that error's report. Any of Aider's events ends it (afterError, a
+// provider error, "Retrying in ...", a question), and so does a line not
+// of Aider's (Line) and the end of the input.
+func (n *normalizer) traceback(s string, out *sdk.Out) bool {
+	if s == "Traceback (most recent call last):" {
+		if !n.trace {
+			n.trace, n.traceOwn, n.traceCls, n.traceMsg = true, !n.errLast, "", ""
+		}
+		out.Ignored(sdk.S("traceback"))
+		return true
+	}
+	if !n.trace {
+		return false
+	}
+	if n.afterError(s) || isProviderError(s) || isConfirm(s) || strings.HasPrefix(s, "Retrying in ") {
+		n.endTrace(out)
+		return false
+	}
+	if cls, msg, ok := exceptionLine(s); ok {
+		n.traceCls, n.traceMsg = cls, msg
+	} else if n.traceMsg != "" && s == n.traceMsg && n.traceOwn {
+		// str(err): Aider's error line, the exception's message.
+		n.trace = false
+		out.Error(sdk.ProviderError{Message: sdk.S(n.traceMsg), Code: sdk.S(n.traceCls)})
+		n.errLast = true
+		return true
+	}
+	out.Ignored(sdk.S("traceback"))
+	return true
+}
+
+// endTrace ends a traceback being read: its exception, when no error
+// came before it, is the error.
+func (n *normalizer) endTrace(out *sdk.Out) {
+	if !n.trace {
+		return
+	}
+	n.trace = false
+	if n.traceOwn && n.traceMsg != "" {
+		out.Error(sdk.ProviderError{Message: sdk.S(n.traceMsg), Code: sdk.S(n.traceCls)})
+		n.errLast = true
+	}
+}
+
+// exceptionLine reads the last line of a Python traceback, "Class:
+// message" (the class maybe dotted: "json.decoder.JSONDecodeError"),
+// whose class names an error or an exception; cls is the class's own
+// name.
+func exceptionLine(s string) (cls, msg string, ok bool) {
+	c, m, found := strings.Cut(s, ": ")
+	if !found || c == "" {
+		return "", "", false
+	}
+	for i := 0; i < len(c); i++ {
+		ch := c[i]
+		if !(ch >= 'a' && ch <= 'z' || ch >= 'A' && ch <= 'Z' || ch >= '0' && ch <= '9' || ch == '_' || ch == '.') {
+			return "", "", false
+		}
+	}
+	last := c[strings.LastIndexByte(c, '.')+1:]
+	if !strings.HasSuffix(last, "Error") && !strings.HasSuffix(last, "Exception") {
+		return "", "", false
+	}
+	return last, strings.TrimSpace(m), true
 }

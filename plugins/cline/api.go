@@ -534,16 +534,73 @@ func (n *normalizer) result(id, name, body string, isErr bool, ts sdk.Str, out *
 		r.Status, r.Error = sdk.S("cancelled"), sdk.S(strings.TrimSpace(first))
 	case isErr:
 		r.Error = sdk.S(clip(t))
+	case failedWithoutWrapper(t) != "":
+		// A failure Roo Code (before it wrapped every failure in
+		// toolError) and some forks write as the result itself.
+		r.IsError = true
+		r.Error = sdk.S(clip(failedWithoutWrapper(t)))
 	default:
 		if code, ok := statedExitCode(name, t); ok {
 			r.ExitCode = sdk.N(code)
 			if code != 0 {
 				r.IsError = true
 				r.Error = sdk.S("exit code " + strconv.FormatInt(code, 10))
+				break
 			}
+			r.Status = sdk.S("ok")
+		} else if outcomeStated(name, t) {
+			r.Status = sdk.S("ok")
 		}
 	}
 	out.ToolResult(r)
+}
+
+// failedWithoutWrapper is the error a result states without Cline's
+// toolError words, or "": Roo Code's apply_diff wrote "Unable to apply
+// diff to file: ...\n\n<error_details>...</error_details>" as the result
+// (Roo Code 3.x before it wrapped it), its read_file a <files> list whose
+// <file> holds <error>...</error> for a file it could not read, and a
+// missing parameter "Missing value for required parameter ...".
+func failedWithoutWrapper(t string) string {
+	switch {
+	case strings.HasPrefix(t, "Unable to apply"), strings.HasPrefix(t, "Missing value for required parameter"):
+		first, _, _ := strings.Cut(t, "\n")
+		return strings.TrimSpace(first)
+	case strings.Contains(t, "<error_details>"):
+		msg := t[strings.Index(t, "<error_details>")+len("<error_details>"):]
+		msg, _, _ = strings.Cut(msg, "</error_details>")
+		return strings.TrimSpace(msg)
+	case (strings.HasPrefix(t, "<files>") || strings.HasPrefix(t, "<file>")) && strings.Contains(t, "<error>"):
+		msg := t[strings.Index(t, "<error>")+len("<error>"):]
+		msg, _, _ = strings.Cut(msg, "</error>")
+		return strings.TrimSpace(msg)
+	}
+	return ""
+}
+
+// outcomeStated reports whether a result of tool name that says none of
+// the failures above (Cline and Roo Code write a tool's failure as
+// "The tool execution failed with the following error:", a refusal as
+// "The user denied this operation", formatResponse.toolError and
+// toolDenied) is the tool's success: the result of any tool Cline runs
+// itself. A shell command whose result states no exit code (older
+// Cline's "Command executed.", a completion's command) may have failed,
+// and an MCP server's result keeps no failure flag in its text: their
+// outcome is not stated, so they get no status, never ok.
+func outcomeStated(name, body string) bool {
+	switch name {
+	case "execute_command", "run_commands", "use_mcp_tool", "access_mcp_resource":
+		return false
+	case "attempt_completion":
+		// "Done", or the user's feedback on the result; a command the
+		// completion ran writes its output after it.
+		return !strings.Contains(body, "Command ")
+	case "use_subagents":
+		// "Subagent results:\nTotal: N\nSucceeded: N\nFailed: N": ok
+		// when none failed; some failing is not the call's success.
+		return !strings.Contains(body, "\nFailed: ") || strings.Contains(body, "\nFailed: 0\n")
+	}
+	return true
 }
 
 // parseTextResult splits "[name for 'x'] Result:\nbody" (or "[name]

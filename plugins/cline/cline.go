@@ -111,11 +111,15 @@ func fileKind(path string) int {
 // normalizer is the per-stream state. Everything kept across lines is a
 // Go string or a number: spans die with their line.
 type normalizer struct {
-	file     string // the current file's path ("" before a file line)
-	kind     int    // its kind
-	sawTask  bool   // something of a task was read
-	taskID   string // the session: the folder's name
-	cwdSent  bool   // a history item's workspace was reported
+	file    string // the current file's path ("" before a file line)
+	kind    int    // its kind
+	sawTask bool   // something of a task was read
+	taskID  string // the session: the folder's name
+	// kilo says the folder is Kilo Code's (the facts line's store),
+	// whose UI messages changed what tokensIn counts later than Roo
+	// Code's (grossInput).
+	kilo     bool
+	cwdSent  bool // a history item's workspace was reported
 	api, ui  []uint64
 	versions map[int]int // api index -> versions written
 	// started is when the session of a sessions folder started, as its
@@ -288,6 +292,7 @@ func (n *normalizer) twasm(v, t abi.Value, out *sdk.Out) {
 		if n.sawTask {
 			n.uiContinued(out)
 		}
+		n.kilo = strings.HasPrefix(v.Get("store").String(), "Kilo Code")
 		if id := v.Get("name").String(); id != "" && n.taskID == "" {
 			n.taskID = id
 			out.Meta(sdk.Meta{SessionID: sdk.S(id)})

@@ -75,7 +75,12 @@
 //     "Output:" (Roo Code) is an error with that exit code. A result "The tool
 //     execution failed with the following error: <error>...</error>" is
 //     an error with that text; "The user denied this operation" is
-//     denied. Cline runs one tool per message: the other calls of a
+//     denied. Any other result is ok, as Cline writes every failure of
+//     a tool it runs so, except where the result does not state the
+//     outcome: a command's without an exit code (older Cline's "Command
+//     executed.", a completion's command), an MCP server's (its failure
+//     flag is not in the text), use_subagents' when it counts failed
+//     sub-agents; those have no status. Cline runs one tool per message: the other calls of a
 //     message get a text "Tool [name] was not executed because a tool has
 //     already been used in this message..." (or "... was interrupted and
 //     not executed due to user rejecting a previous tool"), the result of
@@ -122,12 +127,30 @@
 //     counted once, when it holds them: input_tokens is tokensIn +
 //     cacheWrites + cacheReads (Cline keeps the three disjoint: its SDK's
 //     message translator subtracts the cache reads and writes from the
-//     provider's input before writing tokensIn), except when Roo Code
-//     states apiProtocol "openai" (tokensIn is then the whole prompt, the
-//     cache included); older versions wrote the figures in a separate
+//     provider's input before writing tokensIn), except where tokensIn
+//     is the whole prompt, the cache included: Cline's over the providers
+//     whose handlers pass the OpenAI-style prompt_tokens on beside the
+//     cached part (openai, xai, litellm, lmstudio, qwen, doubao,
+//     fireworks, hicap, zai: the request's modelInfo.providerId, Cline
+//     3.x; src/core/api/providers/openai.ts reads usage.prompt_tokens and
+//     prompt_tokens_details.cached_tokens), Roo Code's and Kilo Code's
+//     (which state apiProtocol) over the OpenAI protocol, and over the
+//     Anthropic protocol from Roo Code 3.29.5 (released 2025-11-01,
+//     RooCodeInc/Roo-Code#8954: tokensIn is calculateApiCostAnthropic's
+//     totalInputTokens) and Kilo Code 4.119.0 (2025-11-12). The record
+//     names no version: a tokensIn below the cache read and written is the
+//     uncached rest (a whole prompt holds its cache), and so is an
+//     Anthropic-protocol request dated before the release (the facts
+//     line's store says Kilo Code); a request of an older version made
+//     after it whose uncached input exceeds its cache is read as a whole
+//     prompt. Older versions wrote the figures in a separate
 //     say api_req_finished, read the same way; a request that failed
-//     while streaming is a provider error. say subagent_usage ({source:
-//     "subagents", tokensIn, tokensOut, cacheWrites, cacheReads, cost}:
+//     while streaming is a provider error. Newer versions state on every
+//     message the model then configured (modelInfo {modelId, providerId,
+//     mode}): a request's is the model it went to, and the latest
+//     request's the step's model (the conversation file's, read after,
+//     names the same). say subagent_usage ({source: "subagents",
+//     tokensIn, tokensOut, cacheWrites, cacheReads, cost}:
 //     the sum over the sub-agents a use_subagents call ran, said when
 //     the last ended) counts once too, the same way, in the step: Cline
 //     makes no request message for a sub-agent's requests (its

@@ -54,7 +54,11 @@ func (n *normalizer) uiMessages(msgs abi.Value, out *sdk.Out) {
 		switch {
 		case m.Get("say").Is("api_req_started"), m.Get("say").Is("api_req_finished"):
 			// Older versions wrote a request's figures in a separate
-			// api_req_finished after it.
+			// api_req_finished after it. The model the request went to
+			// (modelInfo, newer versions) is the step's, the latest
+			// request's: a task folder without its conversation file
+			// states it nowhere else.
+			out.LatestModel(m.Get("modelInfo").Get("modelId"), &n.model)
 			records += n.apiRequest(m, i, "API request "+strconv.Itoa(i)+" of ui_messages", out)
 		case m.Get("say").Is("deleted_api_reqs"):
 			prev := abi.Value{}
@@ -149,14 +153,13 @@ func (n *normalizer) apiRequest(m abi.Value, idx int, what string, out *sdk.Out)
 	records := 0
 	var u sdk.Usage
 	switch {
-	case info.Get("apiProtocol").Is("openai") && inOK:
-		// Roo Code (and its forks) state apiProtocol: over the OpenAI
-		// protocol tokensIn is the whole prompt, the cache included.
+	case inOK && n.grossInput(info.Get("apiProtocol"), m.Get("modelInfo").Get("providerId"), in, cw+cr, ts, byTs):
+		// tokensIn is the whole prompt, the cache included.
 		u.Input = sdk.N(in)
 	case inOK || cwOK || crOK:
 		// Cline keeps tokensIn, cacheWrites and cacheReads disjoint
 		// (its message translator subtracts the cache from the
-		// provider's input), as Roo does over the Anthropic protocol:
+		// provider's input), as Roo did over the Anthropic protocol:
 		// every input token is their sum.
 		u.Input = sdk.N(in + cw + cr)
 	}
@@ -196,6 +199,58 @@ func (n *normalizer) apiRequest(m abi.Value, idx int, what string, out *sdk.Out)
 		records++
 	}
 	return records
+}
+
+// Roo Code 3.29.5 (released 2025-11-01; RooCodeInc/Roo-Code#8954) and
+// Kilo Code 4.119.0 (2025-11-12) write a request's tokensIn as
+// calculateApiCostAnthropic's totalInputTokens, the input plus the cache
+// written and read, where earlier versions wrote the uncached input over
+// the Anthropic protocol; over the OpenAI protocol it was always the
+// whole prompt.
+const (
+	rooGrossFrom  = 1761955200000 // 2025-11-01T00:00:00Z, epoch ms
+	kiloGrossFrom = 1762905600000 // 2025-11-12T00:00:00Z
+)
+
+// grossInput says whether a request's tokensIn (in) is the whole prompt,
+// its cache (cache: cacheWrites + cacheReads) included. A tokensIn below
+// the cache is the uncached rest whoever wrote it (a whole prompt holds
+// its cache). Only Roo Code and Kilo Code state apiProtocol. Cline's
+// tokensIn is what its provider's handler yields as inputTokens: the
+// uncached rest for most (its message translator's disjoint buckets),
+// but the OpenAI-style prompt_tokens, the cache read included, with
+// cached_tokens as the cache read, for the providers in
+// clineGrossProviders (the request's modelInfo.providerId). For Roo and
+// Kilo the record names no version: an Anthropic-protocol request made
+// before the version that changed it was released is the uncached rest;
+// any other is the whole prompt.
+func (n *normalizer) grossInput(proto, provider abi.Value, in, cache, ts int64, byTs bool) bool {
+	switch {
+	case in < cache:
+		return false
+	case !proto.Exists():
+		return provider.Kind() == abi.KindString && clineGrossProviders[provider.String()]
+	case proto.Is("openai"):
+		return true
+	}
+	from := int64(rooGrossFrom)
+	if n.kilo {
+		from = kiloGrossFrom
+	}
+	return !byTs || ts >= from
+}
+
+// clineGrossProviders are the Cline providers whose handlers yield the
+// OpenAI-style prompt_tokens, the cache included, as inputTokens beside
+// the cached part as cacheReadTokens (src/core/api/providers: openai.ts
+// and xai.ts read usage.prompt_tokens and
+// prompt_tokens_details.cached_tokens; litellm, lmstudio, qwen, doubao,
+// fireworks, hicap and zai the same, as Ullage's notes on Cline read
+// them), where Cline's others (anthropic, openrouter, cline, deepseek,
+// gemini, ...) subtract the cache first.
+var clineGrossProviders = map[string]bool{
+	"openai": true, "xai": true, "litellm": true, "lmstudio": true, "qwen": true,
+	"doubao": true, "fireworks": true, "hicap": true, "zai": true,
 }
 
 // figures are the figures of a UI usage message (api_req_started,

@@ -151,3 +151,52 @@ func TestUIOnlyWholeCapture(t *testing.T) {
 		t.Errorf("warnings %q; want one, of 1 call's outcome stated", r.Step.Warnings)
 	}
 }
+
+// TestUIRequestModel: Cline 3.x states on every UI message the model
+// then configured (modelInfo {modelId, providerId, mode}); a request's
+// (say api_req_started) is the model it went to, and the latest
+// request's is the step's model. A task read from its UI messages alone
+// states the model nowhere else: before, its step named none. Shapes as
+// in real ui_messages.json files of Cline 3.x (a task that switched from
+// anthropic/claude-sonnet-4.5 to x-ai/grok-code-fast-1 mid-task); with
+// the conversation file, its modelInfo names the same.
+func TestUIRequestModel(t *testing.T) {
+	const head = `{"$twasm":"source","store":"Cline tasks","path":"1767225600000","name":"1767225600000","size":1,"mtime":"2026-01-01T00:05:00Z"}` + "\n" +
+		`{"$twasm":"file","path":"ui_messages.json","size":1,"mtime":"2026-01-01T00:05:00Z","document":true}` + "\n"
+	const sonnet = `"modelInfo":{"providerId":"cline","modelId":"anthropic/claude-sonnet-4.5","mode":"act"}`
+	const grok = `"modelInfo":{"providerId":"cline","modelId":"x-ai/grok-code-fast-1","mode":"act"}`
+	req := func(ts, info string) string {
+		s := `{"ts":` + ts + `,"type":"say","say":"api_req_started","text":"{\"tokensIn\":10,\"tokensOut\":5,\"cost\":0.01}"`
+		if info != "" {
+			s += "," + info
+		}
+		return s + "}"
+	}
+	task := `{"ts":1767225600000,"type":"say","say":"task","text":"yo wassup",` + sonnet + `}`
+	answer := func(ts, info string) string {
+		return `{"ts":` + ts + `,"type":"say","say":"completion_result","text":"Done","` + info[1:] + `}`
+	}
+	tests := []struct {
+		name, raw, model string
+	}{
+		{"one model", head + "[" + task + "," + req("1767225601000", sonnet) + "," + answer("1767225602000", sonnet) + "]\n", "anthropic/claude-sonnet-4.5"},
+		{"switched mid-task: the latest request's", head + "[" + task + "," + req("1767225601000", sonnet) + "," + answer("1767225602000", sonnet) + "," +
+			`{"ts":1767225603000,"type":"say","say":"user_feedback","text":"again",` + grok + `},` + req("1767225604000", grok) + "," + answer("1767225605000", grok) + "]\n", "x-ai/grok-code-fast-1"},
+		{"a task message's model is not a request's", head + "[" + task + "," + req("1767225601000", "") + "]\n", ""},
+		{"with the conversation file", head + "[" + task + "," + req("1767225601000", sonnet) + "]\n" +
+			`{"$twasm":"file","path":"api_conversation_history.json","size":1,"mtime":"2026-01-01T00:05:00Z","document":true}` + "\n" +
+			`[{"role":"user","content":[{"type":"text","text":"<task>\nyo wassup\n</task>"}]},{"role":"assistant","content":[{"type":"text","text":"Done"}],` + sonnet + `}]` + "\n",
+			"anthropic/claude-sonnet-4.5"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r, err := sdktest.Run(context.Background(), cline.Plugin, "cline", []byte(tt.raw))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Step.Model != tt.model {
+				t.Errorf("step model %q, want %q", r.Step.Model, tt.model)
+			}
+		})
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/twasm/twasm/internal/testing/plugintest"
@@ -22,8 +23,8 @@ import (
 // told by its ts (a request a checkpoint restore cut from the document
 // was made: it counts);
 // tokensIn is the input neither read from nor written to the cache (Cline
-// keeps the three apart), except when Roo Code states apiProtocol
-// "openai" (then it is the whole prompt). The task's figures are the
+// keeps the three apart), except where it is the whole prompt (see
+// grossProvider and the release dates below). The task's figures are the
 // requests' sum, with, in one version, the sums of the requests a
 // checkpoint restore cut away (deleted_api_reqs) and of the sub-agents a
 // use_subagents call ran (subagent_usage), as Cline's getApiMetrics adds
@@ -43,7 +44,13 @@ func TestSessionUsageMatchesRaw(t *testing.T) {
 	}.Test(t)
 }
 
+// grossProvider are Cline's providers whose tokensIn is prompt_tokens,
+// the cache read included (their handlers in src/core/api/providers).
+var grossProvider = map[string]bool{"openai": true, "xai": true, "litellm": true, "lmstudio": true, "qwen": true, "doubao": true, "fireworks": true, "hicap": true, "zai": true}
+
 type clineRequest struct {
+	ts          int64
+	provider    string
 	Protocol    string `json:"apiProtocol"`
 	TokensIn    *int64 `json:"tokensIn"`
 	TokensOut   *int64 `json:"tokensOut"`
@@ -166,12 +173,16 @@ func rawClineUsage(t *testing.T, _ string, raw []byte) plugintest.RawUsage {
 	requests := map[string]clineRequest{}
 	var order []string
 	file := ""
+	kilo := false
 	read := func(doc []byte) {
 		var msgs []struct {
-			Ts   int64  `json:"ts"`
-			Type string `json:"type"`
-			Say  string `json:"say"`
-			Text string `json:"text"`
+			Ts        int64  `json:"ts"`
+			Type      string `json:"type"`
+			Say       string `json:"say"`
+			Text      string `json:"text"`
+			ModelInfo struct {
+				ProviderID string `json:"providerId"`
+			} `json:"modelInfo"`
 		}
 		if json.Unmarshal(doc, &msgs) != nil {
 			return
@@ -194,6 +205,7 @@ func rawClineUsage(t *testing.T, _ string, raw []byte) plugintest.RawUsage {
 			if _, ok := requests[key]; !ok {
 				order = append(order, key)
 			}
+			r.ts, r.provider = m.Ts, m.ModelInfo.ProviderID
 			requests[key] = r
 		}
 	}
@@ -204,10 +216,14 @@ func rawClineUsage(t *testing.T, _ string, raw []byte) plugintest.RawUsage {
 			var marker struct {
 				Twasm string `json:"$twasm"`
 				Path  string `json:"path"`
+				Store string `json:"store"`
 			}
 			if json.Unmarshal(l, &marker) == nil && marker.Twasm != "" {
 				if marker.Twasm == "file" {
 					file = marker.Path
+				}
+				if marker.Twasm == "source" {
+					kilo = strings.HasPrefix(marker.Store, "Kilo Code")
 				}
 				continue
 			}
@@ -218,7 +234,18 @@ func rawClineUsage(t *testing.T, _ string, raw []byte) plugintest.RawUsage {
 	for _, key := range order {
 		r := requests[key]
 		var f transcript.Usage
-		if r.Protocol == "openai" && r.TokensIn != nil {
+		// tokensIn is the whole prompt over the OpenAI protocol (Roo
+		// Code, Kilo Code), over the Anthropic protocol from Roo Code
+		// 3.29.5 (2025-11-01) and Kilo Code 4.119.0 (2025-11-12), and
+		// for Cline's providers that pass prompt_tokens on; never
+		// below the cache it holds.
+		released := int64(1761955200000)
+		if kilo {
+			released = 1762905600000
+		}
+		cache := plugintest.Val(r.CacheReads) + plugintest.Val(r.CacheWrites)
+		gross := r.Protocol == "openai" || r.Protocol != "" && r.ts >= released || r.Protocol == "" && grossProvider[r.provider]
+		if gross && r.TokensIn != nil && *r.TokensIn >= cache {
 			f = plugintest.Figures(plugintest.N(plugintest.Val(r.TokensIn)-plugintest.Val(r.CacheReads)-plugintest.Val(r.CacheWrites)), r.CacheReads, r.CacheWrites, r.TokensOut, nil)
 		} else {
 			f = plugintest.Figures(r.TokensIn, r.CacheReads, r.CacheWrites, r.TokensOut, nil)

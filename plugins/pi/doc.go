@@ -113,7 +113,11 @@
 // (exit code, output, cancelled); custom (an extension's message in the
 // model's context), branchSummary and compactionSummary are message.user
 // of injected context; system (the system prompt, later versions) a
-// message.user of origin system_prompt. custom_message entries are
+// message.user of origin system_prompt: its content, or, where that is
+// empty, its sections (the prompt's named parts, {preamble, cwd, docs,
+// rules, tools, ...}), one block each in their order; a system message
+// stating only tools added or removed (their schemas) makes none.
+// custom_message entries are
 // injected context too. Images are not mapped (the transcript has no
 // block for them); the raw capture keeps them. A message's id is its
 // entry id (none in version 1 files and --mode json).

@@ -10,6 +10,6 @@ var keys = abi.NewKeySet(
 	"agent", "arguments", "branchedFrom", "cacheRead", "cacheWrite", "cancelled", "command", "content", "cost", "cwd",
 	"details", "errorMessage", "exitCode", "finalError", "firstKeptEntryId", "firstKeptEntryIndex", "id", "input", "isError", "message",
 	"messages", "model", "modelId", "name", "output", "parentId", "parentSession", "reasoning", "redacted", "result",
-	"results", "role", "stopReason", "success", "summary", "task", "text", "thinking", "thinkingSignature",
+	"results", "role", "sections", "stopReason", "success", "summary", "task", "text", "thinking", "thinkingSignature",
 	"timestamp", "tokensBefore", "toolCallId", "toolName", "total", "totalTokens", "type", "usage",
 )

@@ -45,13 +45,44 @@ func (n *normalizer) messageIn(m abi.Value, key, id, ts, scope sdk.Str, out *sdk
 			out.Ignored(sdk.S("message/" + sdk.TypeName(role)))
 		}
 	case "system":
-		// The system prompt (recorded by later versions).
-		if !contentMessageIn(key, id, ts, scope, m.Get("content"), sdk.OriginSystemPrompt, out) {
+		// The system prompt (recorded by later versions), or a change
+		// of it (toolsAdded, toolsRemoved: the tools' schemas, not
+		// mapped).
+		if !systemMessage(key, id, ts, scope, m, out) {
 			out.Ignored(sdk.S("message/system"))
 		}
 	default:
 		out.Unmapped(sdk.S("message/" + sdk.TypeName(role)))
 	}
+}
+
+// systemMessage writes a system message's text as a message.user of
+// origin system_prompt: its content, else, when that is empty, its
+// sections (an object of named parts, as later versions record the
+// prompt they built: preamble, cwd, docs, rules, tools, ...), one block
+// each in their order; false when it holds no text.
+func systemMessage(key, id, ts, scope sdk.Str, m abi.Value, out *sdk.Out) bool {
+	c := m.Get("content")
+	if !(c.Kind() == abi.KindString && c.Is("")) && contentMessageIn(key, id, ts, scope, c, sdk.OriginSystemPrompt, out) {
+		return true
+	}
+	secs := m.Get("sections")
+	opened := false
+	for it := secs.Iter(); secs.Kind() == abi.KindObject && it.Next(); {
+		v := it.Value()
+		if v.Kind() != abi.KindString || v.Is("") {
+			continue
+		}
+		if !opened {
+			opened = true
+			out.Open(key, sdk.Message{User: true, ID: id, Time: ts, Scope: scope})
+		}
+		out.Block(key, -1, sdk.Block{Type: sdk.BlockText, Text: sdk.Text(v), Origin: sdk.OriginSystemPrompt})
+	}
+	if opened {
+		out.Close(key, sdk.MessageEnd{})
+	}
+	return opened
 }
 
 // injected writes a message.user of one injected-context block.
