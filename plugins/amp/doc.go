@@ -115,8 +115,9 @@
 // after the fork. A thread whose fork relationship names its parent
 // (role "child") but states no forkPointIndex is read whole, with a
 // warning, once per parent, that its copy counts in both runs. Threads
-// linked otherwise (a handoff, a new thread given a summary, read as
-// injected context; a mention) copy nothing; the links are not read. A
+// linked otherwise copy no message (a handoff, createHandoffThread: a new
+// thread whose draft prompt Amp wrote from this one, linked with type
+// "handoff"; a mention); those links are not read. A
 // fork whose messages were later edited back past its fork point is not
 // known from Amp's code: such a thread would lose its new messages up to
 // that index.
