@@ -309,8 +309,9 @@
 //     toolName, streak times in a row with the same outcome: "the
 //     repetition breaker ended the turn: <tool> called N times in a row
 //     with the same failure (<cause>)"; its shape is known only from a
-//     public Claude Code-derived source's Attachment type, no session
-//     log that holds one is public).
+//     public Claude Code-derived source's Attachment type: Claude Code
+//     2.1.332's own code, read for this, names no such type, and no
+//     session log that holds one is public).
 //   - Ignored, when the log does not keep their rendered text: what the
 //     model may use (deferred_tools_delta, skill_listing,
 //     agent_listing_delta, mcp_instructions_delta, command_permissions,
@@ -325,9 +326,10 @@
 //     ultrathink_effort, ultra_effort_enter and _exit,
 //     workflow_reminder, workflow_keyword_request, verify_plan_reminder,
 //     memory_update, read_truncation_notice, bash_output_audience_note:
-//     the note, after a long Bash result, that the user saw only a few
-//     of its lines; batching_reminder_sent, the mark that a batching
-//     reminder went out), the IDE's state and the
+//     the CLI's fixed sentence, after a long Bash result, that the user
+//     saw only a few of its lines; batching_reminder_sent, the mark that
+//     a batching reminder went out, which Claude Code renders as nothing
+//     for the model), the IDE's state and the
 //     files the CLI names for the model (opened_file_in_ide,
 //     diagnostics, compact_file_reference, pdf_reference): their text
 //     as the model got it is not in the log, so writing it would be the
