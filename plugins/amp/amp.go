@@ -1,6 +1,7 @@
 package amp
 
 import (
+	"slices"
 	"strconv"
 
 	"github.com/twasm/twasm/abi"
@@ -50,6 +51,7 @@ type normalizer struct {
 	// a call id another message reuses is told apart from it.
 	told   map[string]bool
 	agents []subAgent // Task calls' scopes, in call order
+	forks  []string   // parents of a fork with no fork point, warned of once
 }
 
 // Line implements sdk.Normalizer.
@@ -71,11 +73,14 @@ func (n *normalizer) Line(l *sdk.Line, out *sdk.Out) error {
 		return nil
 	}
 	n.thread(v, out)
+	copied := n.forkPoint(v, out)
 	said := false
 	idx := 0
 	it := msgs.Iter()
 	for it.Next() {
-		said = n.message(it.Value(), idx, v, out) || said
+		if idx > copied {
+			said = n.message(it.Value(), idx, v, out) || said
+		}
 		idx++
 	}
 	if !said {
@@ -110,6 +115,29 @@ func (n *normalizer) thread(v abi.Value, out *sdk.Out) {
 		}
 	}
 	out.Meta(m)
+}
+
+// forkPoint is the index of the last message a forked thread copied
+// from its parent (Forks in doc.go): forkPointIndex, which Amp's
+// createForkedThread sets with the parent's messages up to it; -1 for a
+// thread that is not a fork. A thread a fork relationship names as this
+// one's parent ({threadID, type: "fork", role: "child"}) without a
+// forkPointIndex is warned of, once per parent: nothing says where its
+// copy ends, so the copy counts in both runs.
+func (n *normalizer) forkPoint(v abi.Value, out *sdk.Out) int {
+	if i, ok := v.Get("forkPointIndex").Int(); ok && i >= 0 {
+		return int(min(i, 1<<30))
+	}
+	for it := v.Get("relationships").Iter(); it.Next(); {
+		r := it.Value()
+		id := r.Get("threadID")
+		if !r.Get("type").Is("fork") || !r.Get("role").Is("child") || id.Kind() != abi.KindString || slices.Contains(n.forks, id.String()) {
+			continue
+		}
+		n.forks = append(n.forks, id.String())
+		out.Warn("amp: this thread is a fork of " + sdk.Clip(id.String(), 80) + " but states no forkPointIndex: the messages it copied from it are read as its own, their usage counted in both runs")
+	}
+	return -1
 }
 
 // msTime is an epoch-milliseconds number as RFC 3339 (unset when v is

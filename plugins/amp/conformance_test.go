@@ -16,8 +16,10 @@ import (
 // golden) against facts read from the raw document apart from the plugin
 // (with encoding/json): every tool_use a tool.call, every piece of model
 // text in an assistant block, every result whose run did not end done (or
-// ended with a non-zero exit code) not ok and every done one ok. The
-// step's tokens are TestSessionUsageMatchesRaw's, over the same inputs.
+// ended with a non-zero exit code) not ok and every done one ok. A
+// fork's messages up to its forkPointIndex are its parent's: none of
+// their facts is the fork's. The step's tokens are
+// TestSessionUsageMatchesRaw's, over the same inputs.
 func checkFacts(t *testing.T, r *sdktest.Result) {
 	if filepath.Ext(r.Input) != ".json" {
 		return
@@ -37,7 +39,8 @@ type facts struct {
 
 func threadFacts(t *testing.T, raw []byte) facts {
 	var th struct {
-		Messages []struct {
+		ForkPointIndex *int `json:"forkPointIndex"`
+		Messages       []struct {
 			Role    string `json:"role"`
 			Content []struct {
 				Type      string `json:"type"`
@@ -55,7 +58,10 @@ func threadFacts(t *testing.T, raw []byte) facts {
 		t.Fatalf("not a thread document: %v", err)
 	}
 	fx := facts{failed: map[string]bool{}}
-	for _, m := range th.Messages {
+	for i, m := range th.Messages {
+		if th.ForkPointIndex != nil && i <= *th.ForkPointIndex {
+			continue
+		}
 		for _, c := range m.Content {
 			switch {
 			case m.Role == "assistant" && c.Type == "tool_use":

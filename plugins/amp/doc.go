@@ -98,8 +98,29 @@
 // thread opens none): a Task call that reuses the id of an earlier one
 // (ids unique per response, not per session) opens a scope of its own,
 // named by the id and a number (call_1#2, call_1#3, ...), which its own
-// result closes. Threads Amp links to each other (handoff, fork) are files
-// of their own, each its own run; the link is not read.
+// result closes.
+//
+// Forks. Amp forks a thread into a new thread file (ThreadService's
+// forkThread and createForkedThread in Amp's own code, as the npm
+// package @sourcegraph/amp 0.0.1767830505 ships it in dist/main.js):
+// originThreadID names the parent, forkPointIndex is the index of the
+// last message copied, relationships [{threadID: <parent>, type: "fork",
+// role: "child", messageIndex, createdAt}] links it to the parent, and
+// messages 0 to forkPointIndex are deep copies of the parent's, their
+// usage with them; the parent gains {threadID: <fork>, type: "fork",
+// role: "parent", ...}. The copied messages are the parent's, which its
+// own run holds: a thread's messages up to its forkPointIndex are not
+// reported (no prompt, call, result or usage of theirs), in every version
+// of the thread read, so the fork's run holds and counts only what it did
+// after the fork. A thread whose fork relationship names its parent
+// (role "child") but states no forkPointIndex is read whole, with a
+// warning, once per parent, that its copy counts in both runs. Threads
+// linked otherwise copy no message (a handoff, createHandoffThread: a new
+// thread whose draft prompt Amp wrote from this one, linked with type
+// "handoff"; a mention); those links are not read. A
+// fork whose messages were later edited back past its fork point is not
+// known from Amp's code: such a thread would lose its new messages up to
+// that index.
 //
 // Usage. An assistant message's usage is that call's: inputTokens the
 // uncached prompt, cacheCreationInputTokens the part written to the

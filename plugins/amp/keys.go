@@ -9,5 +9,5 @@ var keys = abi.NewKeySet(
 	"error", "exitCode", "id", "input", "inputTokens", "is_error", "message", "messageId", "messages", "meta", "model",
 	"name", "output", "outputTokens", "progress", "prompt", "reason", "result", "role", "run", "sentAt", "state",
 	"status", "stopReason", "summary", "text", "thinking", "thread", "timestamp", "toolUseID", "tool_use_id",
-	"totalInputTokens", "trees", "type", "uri", "usage", "initial",
+	"totalInputTokens", "trees", "type", "uri", "usage", "initial", "relationships", "threadID", "forkPointIndex",
 )

@@ -32,7 +32,9 @@ type ampUsage struct {
 // the parts written to and read from the cache (totalInputTokens their
 // sum, read only when none is stated), except for OpenAI's models, whose
 // uncached prompt Amp files under cacheCreationInputTokens (OpenAI bills
-// no cache write). The thread's figures are the messages' sum.
+// no cache write). The thread's figures are the messages' sum, but for a
+// fork's messages up to its forkPointIndex: copies of its parent's,
+// whose usage is the parent's run's.
 func TestSessionUsageMatchesRaw(t *testing.T) {
 	plugintest.UsageSide{
 		Plugin: amp.Plugin, Provider: "amp",
@@ -45,8 +47,9 @@ func TestSessionUsageMatchesRaw(t *testing.T) {
 
 func rawAmpUsage(t *testing.T, _ string, raw []byte) plugintest.RawUsage {
 	type thread struct {
-		ID       string `json:"id"`
-		Messages []struct {
+		ID             string `json:"id"`
+		ForkPointIndex *int   `json:"forkPointIndex"`
+		Messages       []struct {
 			Role      string    `json:"role"`
 			MessageID *int64    `json:"messageId"`
 			Usage     *ampUsage `json:"usage"`
@@ -68,7 +71,7 @@ func rawAmpUsage(t *testing.T, _ string, raw []byte) plugintest.RawUsage {
 	var order []string
 	for _, d := range docs {
 		for i, m := range d.Messages {
-			if m.Role != "assistant" || m.Usage == nil {
+			if m.Role != "assistant" || m.Usage == nil || d.ForkPointIndex != nil && i <= *d.ForkPointIndex {
 				continue
 			}
 			id := "#" + strconv.Itoa(i)

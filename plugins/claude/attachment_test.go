@@ -99,6 +99,17 @@ func TestAttachments(t *testing.T) {
 			input: att(`{"type":"hook_system_message","content":"Run git status first","hookName":"PreToolUse:Bash","toolUseID":"toolu_1","hookEvent":"PreToolUse"}`) +
 				att(`{"type":"max_turns_reached","maxTurns":10,"turnCount":11}`),
 			warnings: []string{"hook PreToolUse:Bash says: Run git status first", "the agent stopped: maximum number of turns reached (10)"}},
+		{name: "instruction files loaded for the model are injected context; a removal alone is ignored",
+			input: att(`{"type":"instructions","files":[{"path":"/home/u/.claude/CLAUDE.md","type":"User","content":"Answer briefly."},{"path":"/w/CLAUDE.md","type":"Project","content":"Run make lint before a commit."},{"path":"/w/empty.md","type":"Project","content":""}]}`) +
+				att(`{"type":"instructions","files":[],"removed":["/w/CLAUDE.md"],"changed":true}`),
+			injected: []string{"Answer briefly.", "Run make lint before a commit."}},
+		{name: "the repetition breaker ending a turn is a notice",
+			input:    att(`{"type":"repetition_breaker","toolName":"Bash","outcome":"failure","streak":5,"cause":"identical command and error"}`),
+			warnings: []string{"the repetition breaker ended the turn: Bash called 5 times in a row with the same failure (identical command and error)"}},
+		{name: "the Bash output note, the batching reminder's mark and teammates shut down are ignored",
+			input: att(`{"type":"bash_output_audience_note","toolUseID":"toolu_1"}`) +
+				att(`{"type":"batching_reminder_sent"}`) +
+				att(`{"type":"teammate_shutdown_batch","count":2}`)},
 		{name: "known types with nothing for the model are ignored, not unmapped",
 			input: att(`{"type":"invoked_skills","skills":[]}`) +
 				att(`{"type":"file","filename":"/w/a.png","content":{"type":"image","file":{"base64":"AAAA","type":"image/png"}}}`) +
@@ -117,7 +128,7 @@ func TestAttachments(t *testing.T) {
 			out, _ := runState(t, tt.input)
 			var warnings []string
 			for _, w := range out.Result.Warnings {
-				if strings.HasPrefix(w, "claude: hook ") || strings.HasPrefix(w, "claude: the agent stopped") {
+				if strings.HasPrefix(w, "claude: hook ") || strings.HasPrefix(w, "claude: the agent stopped") || strings.HasPrefix(w, "claude: the repetition breaker") {
 					warnings = append(warnings, w)
 				}
 			}

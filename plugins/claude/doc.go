@@ -287,7 +287,11 @@
 //     own (the sentence is the CLI's rendering and is not written; each
 //     text is a block, as the record keeps it): a CLAUDE.md or rules
 //     file loaded for the files the agent touched (nested_memory:
-//     content.content), memories recalled (relevant_memories), the
+//     content.content), the instruction files loaded for the session
+//     (instructions: each of files[].content, the user's and the
+//     project's CLAUDE.md, rules and the auto-memory MEMORY.md; later
+//     ones hold only the files new or changed, and one naming only
+//     files removed has no text), memories recalled (relevant_memories), the
 //     skills invoked before a compaction, for the model to go on
 //     following (invoked_skills: each skill's content), a file changed
 //     outside the agent, by the user or a linter, since it read it
@@ -303,8 +307,15 @@
 //     sends nothing for it.
 //   - A notice for the user, not text for the model, is a warning of the
 //     step: a hook's systemMessage (hook_system_message: "<hook> says:
-//     ..."), and max_turns_reached (the agent stopped at its maxTurns:
-//     a session log records it nowhere else).
+//     ..."), max_turns_reached (the agent stopped at its maxTurns:
+//     a session log records it nowhere else), and repetition_breaker
+//     (the turn was ended because the model made the same call,
+//     toolName, streak times in a row with the same outcome: "the
+//     repetition breaker ended the turn: <tool> called N times in a row
+//     with the same failure (<cause>)"; its shape is known only from a
+//     public Claude Code-derived source's Attachment type: Claude Code
+//     2.1.332's own code, read for this, names no such type, and no
+//     session log that holds one is public).
 //   - Ignored, when the log does not keep their rendered text: what the
 //     model may use (deferred_tools_delta, skill_listing,
 //     agent_listing_delta, mcp_instructions_delta, command_permissions,
@@ -318,7 +329,11 @@
 //     agent_mention, task_status, team_context, compaction_reminder,
 //     ultrathink_effort, ultra_effort_enter and _exit,
 //     workflow_reminder, workflow_keyword_request, verify_plan_reminder,
-//     memory_update, read_truncation_notice), the IDE's state and the
+//     memory_update, read_truncation_notice, bash_output_audience_note:
+//     the CLI's fixed sentence, after a long Bash result, that the user
+//     saw only a few of its lines; batching_reminder_sent, the mark that
+//     a batching reminder went out, which Claude Code renders as nothing
+//     for the model), the IDE's state and the
 //     files the CLI names for the model (opened_file_in_ide,
 //     diagnostics, compact_file_reference, pdf_reference): their text
 //     as the model got it is not in the log, so writing it would be the
@@ -326,7 +341,9 @@
 //     nothing for (already_read_file, edited_image_file,
 //     structured_output, hook_permission_decision: the call's result
 //     says what the hook decided; context_efficiency,
-//     current_session_memory, pen_mode_enter and _exit), 2.1.28x's
+//     current_session_memory, pen_mode_enter and _exit,
+//     teammate_shutdown_batch: the UI's line for N in-process teammates
+//     that shut down gracefully), 2.1.28x's
 //     prompt_snapshot, session_context and remote_session_change
 //     without rendered text, and the types older builds wrote that the
 //     CLI reads as nothing (autocheckpointing, background_task_status,

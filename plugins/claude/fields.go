@@ -149,6 +149,10 @@ var keys = abi.NewKeySet(
 	"additionalContext",
 	"messages",
 	"maxTurns",
+	"files",
+	"toolName",
+	"streak",
+	"cause",
 )
 
 // Indexes into keys.
@@ -292,6 +296,10 @@ const (
 	kAdditionalContext
 	kMessages
 	kMaxTurns
+	kFiles
+	kToolNameCamel
+	kStreak
+	kCause
 
 	nKeys
 )

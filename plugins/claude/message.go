@@ -1141,6 +1141,12 @@ func (n *normalizer) attachmentContext(v, a abi.Value, name string, out *sdk.Out
 		list, field = a.Get("content").Get("contents"), "text"
 	case "teammate_mailbox":
 		list, field = a.Get("messages"), "text"
+	case "instructions":
+		// The instruction files loaded for the model (the user's and
+		// the project's CLAUDE.md, rules, the auto-memory MEMORY.md):
+		// files [{path, type, content}], only those new or changed
+		// after the first; one naming only files removed has none.
+		list = a.Get("files")
 	case "async_hook_response":
 		r := a.Get("response")
 		s, s2 = r.Get("systemMessage"), r.Get("hookSpecificOutput").Get("additionalContext")
@@ -1194,8 +1200,9 @@ func (w *textWriter) close() bool {
 // text: a hook's system message (hook_system_message: shown to the user
 // as "<hook> says: ...", never sent to the model) and the turn limit
 // reached (max_turns_reached: the agent stopped because it ran maxTurns
-// turns, which a session log records nowhere else). It reports whether
-// a was one.
+// turns, which a session log records nowhere else), and a turn the
+// repetition breaker ended (repetition_breaker: the same call made
+// again and again with the same outcome). It reports whether a was one.
 func (n *normalizer) attachmentNotice(a abi.Value, name string, out *sdk.Out) bool {
 	switch name {
 	case "hook_system_message":
@@ -1208,6 +1215,24 @@ func (n *normalizer) attachmentNotice(a abi.Value, name string, out *sdk.Out) bo
 		msg := "claude: the agent stopped: maximum number of turns reached"
 		if m, ok := a.Get("maxTurns").Int(); ok {
 			msg += " (" + strconv.FormatInt(m, 10) + ")"
+		}
+		out.Warn(msg)
+	case "repetition_breaker":
+		// The turn was ended because the model made the same call
+		// (toolName) streak times in a row with the same outcome,
+		// past the CLI's correction; cause says why.
+		msg := "claude: the repetition breaker ended the turn"
+		if tool := a.Get("toolName").String(); tool != "" {
+			msg += ": " + sdk.Clip(tool, 64)
+			if s, ok := a.Get("streak").Int(); ok {
+				msg += " called " + strconv.FormatInt(s, 10) + " times in a row"
+			}
+			if o := a.Get("outcome").String(); o != "" {
+				msg += " with the same " + sdk.Clip(o, 32)
+			}
+		}
+		if c := a.Get("cause").String(); c != "" {
+			msg += " (" + sdk.Clip(c, 300) + ")"
 		}
 		out.Warn(msg)
 	default:
@@ -1373,6 +1398,13 @@ var attachmentsIgnored = [...]string{
 	"attachment/workflow_reminder", "attachment/workflow_keyword_request", "attachment/verify_plan_reminder",
 	"attachment/compact_file_reference", "attachment/pdf_reference", "attachment/memory_update",
 	"attachment/team_context", "attachment/read_truncation_notice",
+	// A note that the user sees no more of a Bash result than a few
+	// lines (sent after a long one, its sentence the CLI's), the mark
+	// that a batching reminder was sent, and the UI's line for
+	// teammates that shut down gracefully (N in-process teammates'
+	// completed task_status, sent the model nothing).
+	"attachment/bash_output_audience_note", "attachment/batching_reminder_sent",
+	"attachment/teammate_shutdown_batch",
 	// Sent to the model as nothing: a file read already, an edited
 	// image, the SDK's structured output (the result carries it), a
 	// hook's permission decision (the call's result says what it

@@ -135,9 +135,23 @@
 // workspace.json names no one directory: the cwd is left unset, never
 // guessed, and the row is ignored with its reason. No project (a
 // repository root) is stated: the index takes the cwd.
-// Not read: composerHeaders (newer Cursors'
-// index naming a sub-agent's parent): a query naming a table an older
-// database lacks would fail for every session; subComposerIds serves.
+// Not read: composerHeaders, newer Cursors' index of the composers
+// (a table composerHeaders {composerId, workspaceId, createdAt,
+// lastUpdatedAt, value: the header's JSON} in the global database, where
+// peers' readers look it up in sqlite_master before they query it, and
+// ItemTable's composer.composerHeaders {allComposers} before it), whose
+// subagentInfo names a sub-agent's parent. The store's queries are fixed
+// in the manifest and a query naming a table an older database lacks
+// would fail for every session; subComposerIds serves for sub-composers.
+// Duplicates and forks (issue 28, open): a composer the user duplicated,
+// and a sub-agent Cursor forked with its parent's conversation, are
+// composers of their own, each one run, holding the bubbles they were
+// given. Which bubbles a copy holds, under which ids and with which
+// tokenCount, is in no public database or reader (the Cursor CLI's chat
+// stores name a sub-agent's parent in their meta's subagentInfo
+// {parentAgentId, rootParentAgentId, toolCallId, typeName}, peers show,
+// but that is another store): a copied bubble's usage may count in both
+// runs, and nothing here tells it apart.
 // A conversation that is in both stores (the IDE writes turn_ended
 // records to agent-transcripts/ too) is archived from the IDE's database
 // only (the transcripts' store is keyed, above).

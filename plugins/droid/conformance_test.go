@@ -16,7 +16,9 @@ import (
 // against facts read from the raw lines apart from the plugin (with
 // encoding/json): every tool_use a tool.call, every result marked
 // is_error (or whose output states a failed command) not ok and every
-// other ok. The step's tokens are TestSessionUsageMatchesRaw's, over the
+// other ok. A fork's lines up to the message its session_start's
+// forkedAtMessageId names are its parent's: none of their facts is the
+// fork's. The step's tokens are TestSessionUsageMatchesRaw's, over the
 // same inputs.
 func checkFacts(t *testing.T, r *sdktest.Result) {
 	o := plugintest.FromResult(r)
@@ -29,10 +31,13 @@ func checkFacts(t *testing.T, r *sdktest.Result) {
 // the raw lines.
 func sessionFacts(raw []byte) (calls []string, failed map[string]bool) {
 	failed = map[string]bool{}
+	forkAt := ""
 	for _, line := range bytes.Split(raw, []byte("\n")) {
 		var r struct {
-			Type    string `json:"type"`
-			Message struct {
+			Type     string `json:"type"`
+			ID       string `json:"id"`
+			ForkedAt string `json:"forkedAtMessageId"`
+			Message  struct {
 				Content []struct {
 					Type      string          `json:"type"`
 					ID        string          `json:"id"`
@@ -43,6 +48,15 @@ func sessionFacts(raw []byte) (calls []string, failed map[string]bool) {
 			} `json:"message"`
 		}
 		if json.Unmarshal(line, &r) != nil {
+			continue
+		}
+		if r.Type == "session_start" {
+			forkAt = r.ForkedAt
+		}
+		if forkAt != "" {
+			if r.Type == "message" && r.ID == forkAt {
+				forkAt = ""
+			}
 			continue
 		}
 		for _, b := range r.Message.Content {

@@ -165,6 +165,28 @@
 // A sub-session of a session that is not archived (or whose run has
 // ended) is archived as a session of its own.
 //
+// Forks. Droid forks a session (the TUI's fork and "fork before this
+// message", /btw's hidden side fork, a skill's creation; SessionService's
+// forkSession in Droid's own code, as the @factory/cli 0.225 package
+// ships it) into a new session file: its first line is the parent's
+// session_start under the fork's id, with parent naming the parent
+// session and forkedAtMessageId the last message it copied (null when it
+// copied none); then the parent's lines as they were, up to the fork
+// point (the whole transcript, the lines before a message, or up to the
+// last completed turn), the outcome of a copied turn among them. Its
+// settings document is the parent's with tokenUsage removed: its usage
+// starts from zero and counts only its own turns. The copied history is
+// the parent's, which its own run holds: every line after the fork's
+// session_start up to the message forkedAtMessageId names, and an
+// agent_turn_outcome naming a turn of those messages, is declared
+// ignored as "(forked history)" (session_start still gives the session
+// id and cwd), so the fork's run holds its prompts, calls and errors
+// only from the fork on. A record Droid copied after that message other
+// than a turn's outcome (a notice shown to the user only, a compaction,
+// the plan) is read as the fork's: nothing in it says it was copied. No
+// public session file holds a fork; the golden case is written from that
+// code.
+//
 // Compaction. A compaction_state's summaryText, what the model sees of
 // the earlier conversation from then on, is a message.user of injected
 // context, with a warning that the earlier messages were replaced by it

@@ -57,6 +57,13 @@ type normalizer struct {
 	// waiting for their results, in order.
 	exec, sessionID bool
 	pending         []pendingCall
+	// A fork's copy of its parent (Forks in doc.go): forkAt the last
+	// message it copied (session_start's forkedAtMessageId), copying
+	// while the lines read are still the copy, copied the message ids
+	// it holds.
+	forkAt  string
+	copying bool
+	copied  map[string]bool
 }
 
 // Line implements sdk.Normalizer.
@@ -85,6 +92,9 @@ func (n *normalizer) Line(l *sdk.Line, out *sdk.Out) error {
 		return nil
 	}
 	t := v.Get("type")
+	if n.forked(v, t, out) {
+		return nil
+	}
 	switch {
 	case t.Is("session_start"):
 		n.start(v, out)
@@ -109,6 +119,35 @@ func (n *normalizer) Line(l *sdk.Line, out *sdk.Out) error {
 	}
 	return nil
 }
+
+// forked reports whether v is a line of the history a fork copied from
+// its parent (Forks in doc.go), and declares it ignored if so: every
+// record after the fork's session_start up to the message its
+// forkedAtMessageId names, and a turn's outcome naming a turn of those
+// messages (Droid copies the outcome written after the last copied
+// answer too).
+func (n *normalizer) forked(v, t abi.Value, out *sdk.Out) bool {
+	switch {
+	case n.copying && !t.Is("session_start"):
+		if t.Is("message") {
+			id := v.Get("id").String()
+			if n.copied == nil {
+				n.copied = map[string]bool{}
+			}
+			n.copied[id] = true
+			n.copying = id != n.forkAt
+		}
+	case t.Is("agent_turn_outcome") && n.copied[sdk.View(v.Get("turnId"))]:
+	default:
+		return false
+	}
+	out.Ignored(sdk.S(forkedHistory))
+	return true
+}
+
+// forkedHistory is the native type a fork's copied lines are declared
+// ignored as.
+const forkedHistory = "(forked history)"
 
 // twasm handles the host's lines: the facts of the session, and the
 // line naming each of its files before the file's content.
@@ -136,6 +175,10 @@ func (n *normalizer) start(v abi.Value, out *sdk.Out) {
 	}
 	n.started = true
 	m := sdk.Meta{Format: sdk.S(fmtSession), NoTerminal: true}
+	if at := v.Get("forkedAtMessageId"); at.Kind() == abi.KindString && !at.Is("") {
+		// A fork: its lines up to that message are its parent's.
+		n.forkAt, n.copying = at.String(), true
+	}
 	if v.Exists() {
 		// session_start states the working directory; Droid names no
 		// repository root.

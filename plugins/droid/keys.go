@@ -7,7 +7,7 @@ import "github.com/twasm/twasm/abi"
 var keys = abi.NewKeySet(
 	"$twasm", "cacheCreationTokens", "cacheReadTokens", "command", "content", "cwd", "id", "input", "inputTokens",
 	"is_error", "message", "model", "name", "outputTokens", "path", "reason", "resultKind", "role", "summaryText", "text", "thinking", "thinkingTokens",
-	"timestamp", "tokenUsage", "tool_use_id", "totalTokens", "type", "visibility",
+	"timestamp", "tokenUsage", "tool_use_id", "totalTokens", "type", "visibility", "forkedAtMessageId", "turnId",
 	// droid exec's output (exec.go).
 	"cache_creation_input_tokens", "cache_read_input_tokens", "error", "exitCode", "finalText", "input_tokens", "isError",
 	"level", "messageId", "output_tokens", "parameters", "result", "session_id", "source", "subtype", "thinking_tokens",

@@ -45,9 +45,13 @@
 // it is context the CLI sent in the user's role, a message.user of
 // injected context, except mid_turn_user_message, which the user typed,
 // and realtime_message, what the user said in a Realtime voice dialogue
-// (its answer is an assistant record of that subtype, read as any other);
+// (its answer is an assistant record of that subtype, read as any other;
+// Qwen Code keeps the dialogue out of the history it sends its model);
 // a system record of one of those subtypes that holds a message is read
-// the same way.
+// the same way, a realtime_message one by its message's role (model: an
+// answer), and one without a message holds nothing of the conversation
+// and is declared ignored. Qwen Code's recordRealtimeConversation writes
+// the dialogue as user and assistant records only.
 // An assistant record is one model call: its parts in order, a thought
 // part (thought: true) a thinking block, text a text block, a
 // functionCall {id, name, args} a tool_use block and a tool.call. Its

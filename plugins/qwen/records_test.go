@@ -46,32 +46,49 @@ func TestAPIErrorMessage(t *testing.T) {
 // TestRealtimeDialogue: what the user said in a Realtime voice dialogue
 // (a user record of subtype realtime_message, provenance real_user) is a
 // prompt, not context the CLI added; its answer is an assistant message.
+// Qwen Code writes both as user and assistant records; a system record
+// of that subtype is read by its message's role, and one without a
+// message holds nothing of the dialogue: ignored, never unmapped.
 func TestRealtimeDialogue(t *testing.T) {
-	in := `{"uuid":"r1","parentUuid":null,"sessionId":"s","timestamp":"2026-09-24T04:08:35Z","type":"user","subtype":"realtime_message","provenance":"real_user","cwd":"/w","version":"0.24.4","message":{"role":"user","parts":[{"text":"voice question"}]}}` + "\n" +
-		`{"uuid":"r2","parentUuid":"r1","sessionId":"s","timestamp":"2026-09-24T04:08:37Z","type":"assistant","subtype":"realtime_message","provenance":"assistant_output","cwd":"/w","version":"0.24.4","model":"qwen3.5-omni-plus-realtime","message":{"role":"model","parts":[{"text":"voice answer"}]}}` + "\n"
-	r, err := sdktest.Run(context.Background(), qwen.Plugin, "qwen", []byte(in))
-	if err != nil {
-		t.Fatal(err)
+	rec := func(uuid, typ, body string) string {
+		return `{"uuid":"` + uuid + `","parentUuid":null,"sessionId":"s","timestamp":"2026-09-24T04:08:35Z","type":"` + typ + `","subtype":"realtime_message","cwd":"/w","version":"0.24.4"` + body + "}\n"
 	}
-	var prompt, answer string
-	for _, e := range r.Events {
-		m := e.Event.Message()
-		if m == nil {
-			continue
-		}
-		for _, b := range m.Blocks {
-			switch {
-			case m.Role == "user" && b.Origin == "prompt":
-				prompt += b.Text
-			case m.Role == "assistant":
-				answer += b.Text
+	const user = `,"provenance":"real_user","message":{"role":"user","parts":[{"text":"voice question"}]}`
+	const model = `,"provenance":"assistant_output","model":"qwen3.5-omni-plus-realtime","message":{"role":"model","parts":[{"text":"voice answer"}]}`
+	tests := []struct {
+		name, in, prompt, answer string
+	}{
+		{"user and assistant records", rec("r1", "user", user) + rec("r2", "assistant", model), "voice question", "voice answer"},
+		{"system records, read by their message's role", rec("r1", "system", user) + rec("r2", "system", model), "voice question", "voice answer"},
+		{"a system record without a message", rec("r0", "system", `,"systemPayload":{}`) + rec("r1", "user", user), "voice question", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r, err := sdktest.Run(context.Background(), qwen.Plugin, "qwen", []byte(tt.in))
+			if err != nil {
+				t.Fatal(err)
 			}
-		}
-	}
-	if prompt != "voice question" || answer != "voice answer" {
-		t.Errorf("prompt %q, answer %q; want the voice question as a prompt and its answer", prompt, answer)
-	}
-	if r.Step.Status != "ok" || len(r.Step.Unmapped) != 0 {
-		t.Errorf("status %q, unmapped %v; want ok and none", r.Step.Status, r.Step.Unmapped)
+			var prompt, answer string
+			for _, e := range r.Events {
+				m := e.Event.Message()
+				if m == nil {
+					continue
+				}
+				for _, b := range m.Blocks {
+					switch {
+					case m.Role == "user" && b.Origin == "prompt":
+						prompt += b.Text
+					case m.Role == "assistant":
+						answer += b.Text
+					}
+				}
+			}
+			if prompt != tt.prompt || answer != tt.answer {
+				t.Errorf("prompt %q, answer %q; want %q as a prompt and %q as its answer", prompt, answer, tt.prompt, tt.answer)
+			}
+			if len(r.Step.Unmapped) != 0 {
+				t.Errorf("unmapped %v, want none", r.Step.Unmapped)
+			}
+		})
 	}
 }

@@ -38,6 +38,20 @@ func (n *normalizer) system(r record, out *sdk.Out) {
 			return
 		}
 		out.Ignored(sdk.S("system/" + sdk.TypeName(st)))
+	case "realtime_message":
+		// A Realtime voice dialogue's turn. Qwen Code writes them as
+		// user and assistant records (recordRealtimeConversation);
+		// should one come as a system record, the role of the message
+		// it holds says which it is. Without a message it holds none
+		// of the dialogue, which is not the model's history either.
+		switch m := r.v.Get("message"); {
+		case m.Get("parts").Kind() != abi.KindArray:
+			out.Ignored(sdk.S("system/realtime_message"))
+		case m.Get("role").Is("model"):
+			n.assistant(r, out)
+		default:
+			n.user(r, out)
+		}
 	case "turn_result":
 		n.turnResult(p, r, out)
 	case "at_command":

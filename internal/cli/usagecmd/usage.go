@@ -48,7 +48,8 @@ A session is counted once: its sub-agents with it, a run rebuilt by
 "twasm renormalize" in place of the original, a part archived again once.
 A fork counts what it did after the fork, not the turns it copied from
 its parent (except a Codex fork that a build before 0.125 wrote by
-copying its parent's history, and a Copilot CLI fork: see the README).
+copying its parent's history, a Copilot CLI fork and a duplicated or
+forked Cursor composer: see the README).
 Every grouping counts the same usage, so the totals agree.
 
 Cost says where it comes from: "provider" (stated by the agent: Claude's
