@@ -198,6 +198,19 @@ type Store struct {
 	// sub-agent wins: an agent may append a record again as it changes).
 	// A host that does not read it links the run as without it.
 	SubAgentCalls *RecordCalls `json:"sub_agent_calls,omitempty"`
+	// SubAgentPrompt (ABI 1.11, with SubAgents, optional) says how a
+	// sub-agent's file and the tool call that started it state the same
+	// prompt, for an agent whose files name the call nowhere (the Kimi
+	// CLI before 0.59: <uuid>_sub_N.jsonl starts with the Task call's
+	// prompt argument as its first user message; the call's result is
+	// the sub-agent's last answer). The sub-agent's run is then linked
+	// at the one call of the session's run whose input states that
+	// prompt; when none does yet (the agent writes the call once it
+	// returned), at the session's latest part, archived again at the
+	// call by the sync that finds the session's run holding it (as for
+	// SubAgentCalls); when several do, at the session's latest part. A
+	// host that does not read it links the run as without it.
+	SubAgentPrompt *PromptMatch `json:"sub_agent_prompt,omitempty"`
 	// SubAgentOf (kind "file", optional) says how a session file names
 	// the session file of the same store it is a sub-agent of, for an
 	// agent that keeps a sub-agent's conversation as a session of its
@@ -280,6 +293,25 @@ type RecordCalls struct {
 	// files agent-<agentId>.jsonl); "" when the member states the
 	// file's whole name without its extension.
 	Prefix string `json:"prefix,omitempty"`
+}
+
+// PromptMatch says how a sub-agent's file and the call that started it
+// state the same prompt ([Store.SubAgentPrompt], ABI 1.11).
+type PromptMatch struct {
+	// Record is a JSON Pointer into the records (lines) of the
+	// sub-agent's JSON Lines file: the first of its first 16 lines,
+	// within its first MiB, in which it names a string holds the prompt
+	// (Kimi CLI: "/content", its first user message; the checkpoint
+	// lines before it have none, or, for an agent with the SendDMail
+	// tool, a user message whose content is an array).
+	Record string `json:"record"`
+	// Input is a JSON Pointer into the input of a tool call of the
+	// session's run, as its plugin reported the call, to the string
+	// that equals the prompt (Kimi CLI: "/prompt").
+	Input string `json:"input"`
+	// Name (optional) is the tool's name: the calls of that name only
+	// (Kimi CLI: "Task").
+	Name string `json:"name,omitempty"`
 }
 
 // SubAgentOf says how a session file of a "file" store names the

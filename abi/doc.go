@@ -168,7 +168,12 @@
 // records may name the call that started each sub-agent
 // ([Store.SubAgentCalls]; Gemini CLI's chats/<session id>/ and the
 // agentId of its tool call records; Claude Code's toolUseResult.agentId
-// on an Agent call's result, [RecordCalls.AgentIn]).
+// on an Agent call's result, [RecordCalls.AgentIn]). Since ABI 1.11,
+// where nothing names the call, a sub-agent's file may be linked at the
+// one call of the session whose input states the prompt the file starts
+// with ([Store.SubAgentPrompt]: the Kimi CLI's <uuid>_sub_N.jsonl before
+// 0.59 and its Task call's prompt); a host built for 1.10 or before
+// ignores the field and links the file at the session's latest part.
 //
 // A plugin may ask for the facts of its source ([Manifest.SourceFacts]):
 // the host then hands it, as the first line of a stream it reads from a

@@ -352,6 +352,10 @@ func checkStore(st abi.Store, providers map[string]bool) []string {
 		c.AgentIn != "" && !jsonPointer(c.AgentIn) || c.Prefix != "" && (!validName(c.Prefix) || strings.ContainsAny(c.Prefix, `/\*?[`))) {
 		problems = append(problems, fmt.Sprintf("sub_agent_calls %+v is not a JSON Pointer to a member and two names, with sub_agents (and a JSON Pointer agent_in, a file name's prefix)", *c))
 	}
+	// ABI 1.11: the sub-agent's file and its call state the same prompt.
+	if p := st.SubAgentPrompt; p != nil && (st.SubAgents == "" || !jsonPointer(p.Record) || !jsonPointer(p.Input) || p.Name != "" && !validName(p.Name)) {
+		problems = append(problems, fmt.Sprintf("sub_agent_prompt %+v is not two JSON Pointers (and a tool's name), with sub_agents", *p))
+	}
 	if st.RetentionDays < 0 {
 		problems = append(problems, "retention_days is negative")
 	}

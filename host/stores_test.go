@@ -270,3 +270,32 @@ func TestCheckStoreSubAgentsKey(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckStoreSubAgentPrompt: a file store whose sub-agents' files
+// and calls state the same prompt (sub_agent_prompt, ABI 1.11: a
+// pointer into the file's records, one into the call's input,
+// optionally the tool's name) declares it with a sub-agent glob; without
+// one, with a member that is no pointer or a name that is none, it is
+// refused.
+func TestCheckStoreSubAgentPrompt(t *testing.T) {
+	store := func(glob string, p *abi.PromptMatch) abi.Store {
+		return abi.Store{Name: "s", Roots: []abi.Root{{Path: "~/.s"}}, Dir: "sessions", Pattern: "*/*.jsonl", SubAgents: glob, SubAgentPrompt: p}
+	}
+	for _, tc := range []struct {
+		name string
+		st   abi.Store
+		ok   bool
+	}{
+		{"kimi", store("{stem}_sub_[1-9].jsonl", &abi.PromptMatch{Record: "/content", Input: "/prompt", Name: "Task"}), true},
+		{"any tool", store("{stem}_sub_[1-9].jsonl", &abi.PromptMatch{Record: "/content", Input: "/prompt"}), true},
+		{"without sub_agents", store("", &abi.PromptMatch{Record: "/content", Input: "/prompt"}), false},
+		{"record not a pointer", store("{stem}_sub.jsonl", &abi.PromptMatch{Record: "content", Input: "/prompt"}), false},
+		{"input not a pointer", store("{stem}_sub.jsonl", &abi.PromptMatch{Record: "/content", Input: "prompt"}), false},
+		{"a name that is none", store("{stem}_sub.jsonl", &abi.PromptMatch{Record: "/content", Input: "/prompt", Name: " Task"}), false},
+	} {
+		got := checkStore(tc.st, map[string]bool{"s": true})
+		if (len(got) == 0) != tc.ok {
+			t.Errorf("%s: problems %q, want ok %v", tc.name, got, tc.ok)
+		}
+	}
+}

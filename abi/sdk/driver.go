@@ -132,6 +132,13 @@ func store(o *members, s *abi.Store) {
 			o.strIf("prefix", c.Prefix)
 		})
 	}
+	if p := s.SubAgentPrompt; p != nil {
+		o.object("sub_agent_prompt", func(o *members) {
+			o.str("record", p.Record)
+			o.str("input", p.Input)
+			o.strIf("name", p.Name)
+		})
+	}
 	if p := s.SubAgentOf; p != nil {
 		o.object("sub_agent_of", func(o *members) {
 			o.str("member", p.Member)

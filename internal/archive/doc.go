@@ -394,7 +394,17 @@
 // file's first JSON value: Codex's spawn_agent's {"agent_id": <thread
 // id>} or {"task_name": <agent path>}), at the call it answers
 // (transcript.Pairer: a provider may reuse a call id once its call is
-// answered, and the result answers its own call); a sidecar naming a
+// answered, and the result answers its own call), or when one call only
+// of the session's run states, in its input, the prompt the file starts
+// with (abi.Store.SubAgentPrompt, ABI 1.11, prompt.go: the string a JSON
+// Pointer names in the first of the file's first 16 lines that holds
+// one, equal to the string another names in the input of a call of the
+// declared tool; the Kimi CLI's <uuid>_sub_N.jsonl before 0.59 and its
+// Task call's prompt), at that call: a file whose prompt no call states
+// yet (the CLI writes the call once the sub-agent answered) is noted
+// loose and looked for again as above, one whose prompt several calls
+// state is linked at the session's latest part, the outcome saying so;
+// a sidecar naming a
 // call id the run holds several calls of names the latest of them made
 // at or before the file's first record's time (an RFC 3339 "timestamp"
 // among its first lines; the latest of the id when none is stated),

@@ -322,7 +322,7 @@ func (a *Archiver) parentLink(loc *Location, provider, path, parentFile string) 
 		if callID == "" {
 			return link
 		}
-		in, err := a.sessionLinksOf(&e)
+		in, err := a.sessionLinksOf(&e, nil)
 		if err != nil {
 			// The link is still made, at the latest part.
 			a.opts.Logger.Warn("sub-agent session link: read the session's run", "run", e.RunID, "err", err)

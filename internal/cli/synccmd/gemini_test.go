@@ -112,7 +112,7 @@ func TestSyncGeminiSubAgent(t *testing.T) {
 				// then, once the session's part brought the call,
 				// archived again at the call (in the second part),
 				// superseding that run.
-				wantRelinked(t, h, parentRun, loose, childRun, "agent."+geminiChildID, "agent."+geminiChildID+"_"+geminiCall)
+				wantRelinked(t, h, parentRun, loose, childRun, geminiCall, "agent."+geminiChildID, "agent."+geminiChildID+"_"+geminiCall)
 				// stats --all counts the sub-agent's 215 output tokens
 				// once (the superseded run's agent step left out).
 				var st struct {
@@ -137,9 +137,9 @@ func TestSyncGeminiSubAgent(t *testing.T) {
 
 // wantRelinked checks that run parent links run loose at path in its
 // first part and run child at path2 in the part holding the call
-// geminiCall, the second, the second link superseding loose, which
+// callID, the second, the second link superseding loose, which
 // ended saying child superseded it; the three runs valid.
-func wantRelinked(t *testing.T, h *clitest.Home, parent, loose, child, path, path2 string) {
+func wantRelinked(t *testing.T, h *clitest.Home, parent, loose, child, callID, path, path2 string) {
 	t.Helper()
 	if loose == "" || loose == child {
 		t.Fatalf("child runs %q then %q: want two", loose, child)
@@ -157,7 +157,7 @@ func wantRelinked(t *testing.T, h *clitest.Home, parent, loose, child, path, pat
 	callAt := -1
 	for _, ev := range clitest.ReadRun(t, clitest.TranscriptPath(h.Stor, parent)) {
 		switch {
-		case ev.Type == transcript.ToolCall && ev.Tool() != nil && ev.Tool().CallID == geminiCall:
+		case ev.Type == transcript.ToolCall && ev.Tool() != nil && ev.Tool().CallID == callID:
 			callAt = ev.Iteration
 		case ev.Type == transcript.StepCallWorkflowStarted && ev.ChildRunID != "":
 			l := link{child: ev.ChildRunID, path: ev.Path, iteration: ev.Iteration}
