@@ -165,8 +165,11 @@ type Store struct {
 	// "{stem}" for the file's name without its extension (Kimi Code:
 	// "agent_id: {dir}", its Agent call's result starting "agent_id:
 	// agent-0" for agents/agent-0/wire.jsonl). The sub-agent's run is
-	// then linked at that call. A host that does not read it links the
-	// run at the session's latest part.
+	// then linked at that call; one archived before the result was
+	// written (Kimi Code writes a foreground Agent call's once the
+	// sub-agent answered) is archived again at the call by a later sync
+	// (a host of ABI 1.11 and later). A host that does not read it links
+	// the run at the session's latest part.
 	SubAgentResult string `json:"sub_agent_result,omitempty"`
 	// SubAgentsKey (ABI 1.9, with SubAgents, optional) says that
 	// "{stem}" in SubAgents stands for the session's id, which the

@@ -389,7 +389,9 @@
 // grows again), or when a line among the first eight of a tool
 // result's output in the session's run names the file as the store
 // declares (abi.Store.SubAgentResult, "{dir}" the file's directory's
-// name: Kimi Code's "agent_id: agent-0"; or abi.SubAgentOf.Result, a
+// name: Kimi Code's "agent_id: agent-0", which its foreground Agent call
+// returns once the sub-agent answered: a file linked before is noted
+// loose and looked for again as above; or abi.SubAgentOf.Result, a
 // member of an output that is a JSON object equal to a string of the
 // file's first JSON value: Codex's spawn_agent's {"agent_id": <thread
 // id>} or {"task_name": <agent path>}), at the call it answers

@@ -160,10 +160,11 @@ type fileLink struct {
 	legacy string
 	// looseAt is the number of parts of the session's run when the
 	// link was made at its latest part because the session's records
-	// (abi.Store.SubAgentCalls) named no call of its run yet, or no call
-	// of it stated the prompt the file starts with
-	// (abi.Store.SubAgentPrompt) (Entry.LooseAt); 0 when linked at a
-	// call, or when the store declares neither.
+	// (abi.Store.SubAgentCalls) named no call of its run yet, no result
+	// of it named the file (abi.Store.SubAgentResult), or no call of it
+	// stated the prompt the file starts with (abi.Store.SubAgentPrompt)
+	// (Entry.LooseAt); 0 when linked at a call, or when the store
+	// declares none of them.
 	looseAt int
 	// note says why the link is not at a call where the store declares
 	// how to find it (several calls state the file's prompt): the
@@ -230,8 +231,7 @@ func (a *Archiver) subAgentLink(loc *Location, path, parent string) (link *fileL
 		call = in.callOf(callID, fileStart(path))
 	case loc.SubAgentResult != "":
 		// The result of the call that started it names it.
-		want := strings.NewReplacer("{dir}", filepath.Base(filepath.Dir(path)), "{stem}", stem).Replace(loc.SubAgentResult)
-		if n, ok := in.named[want]; ok {
+		if n, ok := in.named[resultLine(loc, path)]; ok {
 			call, callID = n, in.list[n].id
 		}
 	}
@@ -262,14 +262,24 @@ func (a *Archiver) subAgentLink(loc *Location, path, parent string) (link *fileL
 			l.Title = carried.title
 		}
 	}
-	if call < 0 && !ok && (loc.SubAgentCalls != nil || prompt != "" && stating == 0) {
+	if call < 0 && !ok && (loc.SubAgentCalls != nil || loc.SubAgentResult != "" || prompt != "" && stating == 0) {
 		// Linked at the latest part: the session's records may name
-		// the call later, or a later part hold the call stating the
+		// the call later, a later part hold the result naming it (an
+		// agent writes a call's result once the sub-agent answered:
+		// Kimi Code's foreground Agent call) or the call stating the
 		// prompt (looseOf).
 		l.looseAt = pe.Parts
 	}
 	l.Path = subAgentPath(stem, callID)
 	return l, false, ""
+}
+
+// resultLine is the line of a tool result's output that names the
+// sub-agent file at path as the store declares (abi.Store.SubAgentResult:
+// "{dir}" the file's directory's name, "{stem}" its name without its
+// extension).
+func resultLine(loc *Location, path string) string {
+	return strings.NewReplacer("{dir}", filepath.Base(filepath.Dir(path)), "{stem}", stemOf(path)).Replace(loc.SubAgentResult)
 }
 
 // atCall moves a sub-agent's link to the tool call that started it,

@@ -559,16 +559,18 @@ func (a *Archiver) legacyOf(path, parent string) *Entry {
 // looseOf is the run of a sub-agent's file (parent: its session file,
 // in store loc) that was linked at its session's latest part because the
 // session's records (abi.Store.SubAgentCalls) named no call of its run
-// then, or no call of it stated the prompt the file starts with
+// then, no result of it named the file (abi.Store.SubAgentResult), or no
+// call of it stated the prompt the file starts with
 // (abi.Store.SubAgentPrompt) (Entry.LooseAt), when they now name one the
-// session's run holds, or one call of it states the prompt:
+// session's run holds, a result of it names the file, or one call of it
+// states the prompt:
 // the file is archived again, whole, as a child run linked at that call,
 // and the old run is ended, superseded by it (as a legacy run is). nil
 // otherwise. The session's file is read only when its run has gained a
 // part since the call was last looked for; a look that finds none notes
 // the parts it looked at, so the next sync does not read it again.
 func (a *Archiver) looseOf(loc *Location, path, parent string) *Entry {
-	if parent == "" || loc == nil || loc.SubAgentCalls == nil && loc.SubAgentPrompt == nil {
+	if parent == "" || loc == nil || loc.SubAgentCalls == nil && loc.SubAgentResult == "" && loc.SubAgentPrompt == nil {
 		return nil
 	}
 	e := a.ledger.ByPath(path)
@@ -582,6 +584,13 @@ func (a *Archiver) looseOf(loc *Location, path, parent string) *Entry {
 	if id := recordCall(parent, stemOf(path), loc.SubAgentCalls); id != "" {
 		if in, err := a.sessionLinksOf(pe, loc.SubAgentPrompt); err == nil && len(in.calls[id]) > 0 {
 			return e
+		}
+	}
+	if loc.SubAgentResult != "" {
+		if in, err := a.sessionLinksOf(pe, loc.SubAgentPrompt); err == nil {
+			if _, ok := in.named[resultLine(loc, path)]; ok {
+				return e
+			}
 		}
 	}
 	if prompt := filePrompt(path, loc.SubAgentPrompt); prompt != "" {

@@ -162,11 +162,15 @@
 // output starts "agent_id: agent-0". The store declares it
 // (abi.Store.SubAgentResult "agent_id: {dir}", {dir} the journal's
 // directory), and the host links the run at that call, in the part that
-// holds it, named by the call's description. A sub-agent no result of the
-// session names (its result not written yet when the session was archived,
-// or a sub-agent's own sub-agent, whose Agent call is in the sub-agent's
-// journal, in the same directory) is linked at the session's latest part:
-// which call started it is not guessed. The Kimi CLI before 0.59 kept each
+// holds it, named by the call's description. A foreground Agent call's
+// result is written once the sub-agent answered (agentTool.ts,
+// formatForegroundAgentSuccess): a sub-agent synced while it ran is
+// linked at the session's latest part, and archived again at its call by
+// the sync that finds the result in the session's run (the first run
+// ended, superseded). A sub-agent no result of the session names (a
+// sub-agent's own sub-agent, whose Agent call is in the sub-agent's
+// journal, in the same directory) stays linked at the session's latest
+// part: which call started it is not guessed. The Kimi CLI before 0.59 kept each
 // sub-agent's context in <session uuid>_sub_N.jsonl beside the session's
 // (tools/multiagent/task.py: next_available_rotation of <uuid>_sub.jsonl,
 // N from 1 in the order the Task calls ran): the store declares them

@@ -304,3 +304,52 @@ func TestSyncKimiContextSubAgent(t *testing.T) {
 		})
 	}
 }
+
+// TestSyncKimiCodeSubAgentRelinked: a Kimi Code sub-agent's journal
+// (agents/agent-0/wire.jsonl, a real capture with its main agent's)
+// synced while its foreground Agent call ran (the main journal holds no
+// result naming "agent_id: agent-0" yet: Kimi Code writes it once the
+// sub-agent answered, agentTool.ts formatForegroundAgentSuccess) is
+// linked at the session's latest part; once the session's next part
+// brings the call and its result, the next sync archives the journal
+// again as a child run linked at the call (abi.Store.SubAgentResult),
+// superseding the first, which ends saying so. ls lists the session
+// alone and stats counts the sub-agent's 330 output tokens once, beside
+// the main agent's 5515; a further sync changes nothing. Before, the
+// first link stayed at the part before the call's for good.
+func TestSyncKimiCodeSubAgentRelinked(t *testing.T) {
+	t.Parallel()
+	const call = "Agent_3"
+	capture := func(name string) []byte {
+		return clitest.ReadFile(t, filepath.Join(clitest.Root, "testdata", "captures", "kimi", name))
+	}
+	main := bytes.SplitAfter(capture("as_code_tools_subagent_main.jsonl"), []byte("\n"))
+	agents := filepath.Join(".kimi-code", "sessions", "wd_proj_3f2a1b0c9d8e", "session_5c1e0d1a", "agents")
+	session, sub := filepath.Join(agents, "main", "wire.jsonl"), filepath.Join(agents, "agent-0", "wire.jsonl")
+	h := clitest.NewHome(t)
+	store := filepath.Join(h.Dir, ".kimi-code")
+	h.Put(session, bytes.Join(main[:65], nil), time.Hour) // up to the Agent call, not written yet
+	h.Put(sub, capture("as_code_subagent_agent0.jsonl"), time.Hour)
+	runs := syncNewRuns(t, h, store, "sync while the Agent call ran", 2)
+	parentRun, loose := runs[filepath.Join(h.Dir, session)], runs[filepath.Join(h.Dir, sub)]
+	if parentRun == "" || loose == "" {
+		t.Fatalf("runs %v: want the session's and the sub-agent's", runs)
+	}
+	h.Put(session, bytes.Join(main, nil), 30*time.Minute)
+	got := syncWant(t, h, store, "sync of the session's second part", map[string]int{"grown": 1, "new": 1})
+	if got["grown"][0] != parentRun {
+		t.Fatalf("sync: %v, want the session's run %s grown", got, parentRun)
+	}
+	childRun := got["new"][0]
+	wantRelinked(t, h, parentRun, loose, childRun, call, "agent.wire", "agent.wire_"+call)
+	if row := lsRow(t, h, parentRun); row.SubRunUsage["output_tokens"] != 330 || row.UsageInAll["output_tokens"] != 5515+330 {
+		t.Errorf("ls --json: %+v, want the sub-agent's 330 output tokens, once, beside the session's 5515", row)
+	}
+	var st struct {
+		UsageInAll map[string]int64 `json:"usage_in_all"`
+	}
+	if err := json.Unmarshal([]byte(h.OK("stats", "--all", "--json").Out), &st); err != nil || st.UsageInAll["output_tokens"] != 5515+330 {
+		t.Errorf("stats --all --json: usage_in_all %v (%v), want 5515 + 330 output tokens, once", st.UsageInAll, err)
+	}
+	syncWant(t, h, store, "sync with nothing new", nothing)
+}
