@@ -397,6 +397,21 @@ type StoreParent struct {
 	// children; a child whose parent's run is ended or not archived is a
 	// run of its own.
 	Member string `json:"member"`
+	// Result (ABI 1.11, optional, a folder store) says how the parent
+	// names a session when the session names no parent: a line, among
+	// the first eight of the output of a tool result in the parent's
+	// run, "{key}" standing for the session's key (Roo Code 3.35 to
+	// 3.48, whose sub-task's folder names no parent while the parent's
+	// new_task call gets the result "Subtask <child id>
+	// completed.\n\nResult:\n..." once the sub-task ends: "Subtask {key}
+	// completed."). The sync that archives the part of a session whose
+	// results name another of the store's sessions (the directory of that
+	// name beside it) makes that session's run a child run of its run,
+	// linked at the call the result answers: a session archived before as
+	// a run of its own is archived again, whole, as the child run, which
+	// supersedes it. A host that does not read it leaves such a session a
+	// run of its own.
+	Result string `json:"result,omitempty"`
 }
 
 // SQLiteSource is what the host reads of a SQLite store (ABI 1.4). Every

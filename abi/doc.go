@@ -156,7 +156,11 @@
 // declare where a session names its parent ([Store.Parent], a member of
 // the first JSON value of one of its files) and where it names the call
 // that started it ([Store.SubAgentCall]): the host makes the session's
-// run a child run of its parent's, linked at that call. A file store
+// run a child run of its parent's, linked at that call. Since ABI 1.11 a
+// folder store may also say how a parent's tool result names a session
+// that names no parent ([StoreParent.Result]: Roo Code 3.35 to 3.48's
+// "Subtask <id> completed."): the host links the session's run at the
+// call that result answers. A file store
 // may declare how a session file names the session file it is a
 // sub-agent of ([Store.SubAgentOf]: a JSON Pointer into its first JSON
 // value, a glob of the parent's file with the key, the members of the

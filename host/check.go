@@ -329,6 +329,9 @@ func checkStore(st abi.Store, providers map[string]bool) []string {
 			problems = append(problems, fmt.Sprintf("parent file %q is not one of the store's files", st.Parent.File))
 		case !validName(st.Parent.Member):
 			problems = append(problems, fmt.Sprintf("parent member %q is not a name", st.Parent.Member))
+		case st.Parent.Result != "" && (st.Kind != "folder" || strings.Count(st.Parent.Result, "{key}") != 1 || strings.ContainsAny(st.Parent.Result, "\r\n") || len(st.Parent.Result) > 256):
+			// ABI 1.11: the line of the parent's result naming the session.
+			problems = append(problems, fmt.Sprintf("parent result %q is not one line of at most 256 bytes holding {key} once, on a folder store", st.Parent.Result))
 		}
 	}
 	if _, glob := abi.SubAgentsGlob(st.SubAgents); st.SubAgents != "" && (st.Kind != "" && st.Kind != "file" || !relPath(strings.NewReplacer("{stem}", "x", "*", "x", "?", "x").Replace(glob))) {

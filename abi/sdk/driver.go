@@ -104,6 +104,7 @@ func store(o *members, s *abi.Store) {
 		o.object("parent", func(o *members) {
 			o.strIf("file", p.File)
 			o.strIf("member", p.Member)
+			o.strIf("result", p.Result)
 		})
 	}
 	o.strIf("sub_agents", s.SubAgents)

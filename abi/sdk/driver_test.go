@@ -152,7 +152,7 @@ func TestManifestStores(t *testing.T) {
 			{Name: "sub-agents by key, no prefix", Roots: []abi.Root{{Path: "~/.g"}}, Pattern: "*.jsonl", SubAgents: "{stem}/*.jsonl", SubAgentsKey: &abi.SessionKey{Member: "/id"}},
 			{Name: "sub-agent of, no result", Roots: []abi.Root{{Path: "~/.c"}}, Pattern: "*.jsonl", SubAgentOf: &abi.SubAgentOf{Member: "/p", File: "*-{key}.jsonl"}},
 			{Name: "folder", Kind: "folder", Roots: []abi.Root{{Path: "~/.f"}}, Pattern: "*", Files: []string{"ui_messages.json", `odd "name".json`, "*.jsonl"},
-				Parent: &abi.StoreParent{File: "history_item.json", Member: `parent "Task" Id`}},
+				Parent: &abi.StoreParent{File: "history_item.json", Member: `parent "Task" Id`, Result: `Subtask "{key}" completed.`}},
 			{Name: "tree", Kind: abi.StoreKindTree, Roots: []abi.Root{{Path: "~/.t"}}, Dir: "storage", Pattern: "session/*/*.json",
 				Files: []string{"session/*/{key}.json", "message/{key}/*.json", "part/{*}/*.json"}, Parent: &abi.StoreParent{File: "session/*/{key}.json", Member: "parentID"}}}},
 		{name: "sections", stores: []abi.Store{{

@@ -292,6 +292,26 @@
 // "agent.<key>_<call id>", named by the call's description
 // (parentLink).
 //
+// A folder store may say how a parent names a session that names no
+// parent (abi.StoreParent.Result, ABI 1.11: a line among the first
+// eight of a tool result's output in the parent's run, "{key}" the
+// session's key; Roo Code 3.35 to 3.48's new_task result "Subtask <child
+// id> completed.", written into the parent's conversation once the
+// sub-task ended, subtasks.go). A part of a session whose stream holds
+// the line's words before "{key}" is noted (noteNaming); once every
+// session of the sync is done, one goroutine (linkNamed) reads each
+// noted session's run for such lines and, for each directory of that
+// name beside the session's whose run is not a child run (or is one of a
+// run since superseded), archives it, whole, as a child run of the
+// namer's run linked at the call the result answers (at path
+// "agent.<key>_<call id>", in the part holding the call), superseding
+// the run it was archived in before as a run of its own (ended, as a
+// sub-agent file's legacy run is); the parts these links archive are
+// looked at in turn (a sub-task's sub-tasks, which follow their parent's
+// new run). A named session the sync could not read then (its files not
+// settled) is left to be archived as a run of its own: nothing names it
+// again.
+//
 // Each part is one agent step of the run, at path "agent" with the part
 // number as iteration, written through package capture: its bytes extend
 // the run's one raw capture (capture.Options.ContinueRaw), and the part

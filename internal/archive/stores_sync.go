@@ -108,6 +108,9 @@ func Scan(locs []Location, since time.Time) ([]StoreReport, []Session) {
 func (a *Archiver) SyncStores(ctx context.Context, locs []Location, since time.Time, progress func(done, total int, o *Outcome)) Report {
 	a.sessions = nil // read again in each sync
 	defer func() { a.sessions = nil }()
+	if a.named != nil {
+		a.named.parts = nil // noted by this sync only
+	}
 	stores, sessions := Scan(locs, since)
 	sessions = a.own.without(a.opts.Store.Root, stores, sessions)
 	a.namedSubAgents(sessions)
@@ -160,6 +163,18 @@ func (a *Archiver) SyncStores(ctx context.Context, locs []Location, since time.T
 			}
 		}
 	})
+	// The sub-tasks the parts archived name (abi.StoreParent.Result),
+	// linked once every session is done, on this goroutine alone.
+	for _, o := range a.linkNamed(ctx) {
+		present[o.Path] = true
+		if o.Result != nil {
+			wrote++
+		}
+		rep.add(o)
+		if progress != nil {
+			progress(len(sessions), len(sessions), &o)
+		}
+	}
 	if wrote > 1 && a.workers() > 1 {
 		// The workers appended to the ledger as they finished: its
 		// lines are put in an order that does not depend on them.

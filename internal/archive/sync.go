@@ -139,6 +139,9 @@ type Archiver struct {
 	// held are the session files whose runs are kept open for their
 	// sub-agents' files (Hold); shared by copies, as sessionsMu.
 	held *heldRuns
+	// named are the parts a sync archived whose results may name
+	// sub-tasks (noteNaming, subtasks.go); shared by copies, as held.
+	named *namedParts
 	// own tells the files of the storage itself, its directories
 	// resolved once for the whole sync (shared by the workers).
 	own *ownStorage
@@ -179,7 +182,7 @@ func Open(opts Options) (*Archiver, string, error) {
 		return nil, "", err
 	}
 	frames := &sync.Pool{New: func() any { b := make([]byte, rawfile.FrameBytes); return &b }}
-	return &Archiver{opts: opts, ledger: l, sessionsMu: &sync.Mutex{}, held: &heldRuns{paths: map[string]*heldRun{}}, own: newOwnStorage(opts.Store.Root), frames: frames}, rebuilt, nil
+	return &Archiver{opts: opts, ledger: l, sessionsMu: &sync.Mutex{}, held: &heldRuns{paths: map[string]*heldRun{}}, named: &namedParts{}, own: newOwnStorage(opts.Store.Root), frames: frames}, rebuilt, nil
 }
 
 // Close closes the ledger.

@@ -1,0 +1,177 @@
+package synccmd_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twasm/twasm/internal/testing/clitest"
+	"github.com/twasm/twasm/lifecycle"
+	"github.com/twasm/twasm/transcript"
+)
+
+// rooTask is a Roo Code 3.35 to 3.48 task folder, written by hand from
+// RooCodeInc/Roo-Code v3.48.0 (no public capture of a delegation was
+// found): its task and one request (tokens in and out); when it
+// delegates, a new_task call (native tool protocol: a tool_use block),
+// saved with no result while the sub-task runs (the "Delegated to child
+// task" result is pushed after the parent was saved and closed,
+// delegateParentAndOpenChild); once the sub-task ended (returned),
+// ClineProvider.reopenParentFromDelegation appends to ui_messages.json a
+// say subtask_result and to api_conversation_history.json a user
+// message holding the call's tool_result, "Subtask <child id>
+// completed.\n\nResult:\n<summary>", and the task goes on with a second
+// request. No history_item.json (3.49 and later): nothing in a
+// sub-task's folder names its parent.
+type rooTask struct {
+	id, text string
+	in, out  int
+	// child is the sub-task the task delegates to (""), call its call id.
+	child, call, childText, summary string
+	in2, out2                       int
+}
+
+// folder is the task's ui_messages.json and api_conversation_history.json
+// before the sub-task returned (returned false) or after.
+func (r rooTask) folder(ts int64, returned bool) (ui, api []byte) {
+	q := func(s string) string { b, _ := json.Marshal(s); return string(b) }
+	req := func(ts int64, in, out int) string {
+		return fmt.Sprintf(`{"ts":%d,"type":"say","say":"api_req_started","text":%s}`, ts,
+			q(fmt.Sprintf(`{"apiProtocol":"anthropic","tokensIn":%d,"tokensOut":%d,"cacheWrites":0,"cacheReads":0,"cost":0.001}`, in, out)))
+	}
+	u := []string{fmt.Sprintf(`{"ts":%d,"type":"say","say":"text","text":%s}`, ts, q(r.text)), req(ts+100, r.in, r.out)}
+	a := []string{fmt.Sprintf(`{"role":"user","content":[{"type":"text","text":%s}],"ts":%d}`, q("<task>\n"+r.text+"\n</task>"), ts)}
+	if r.child == "" {
+		u = append(u, fmt.Sprintf(`{"ts":%d,"type":"say","say":"completion_result","text":%s}`, ts+200, q(r.summary)))
+		a = append(a, fmt.Sprintf(`{"role":"assistant","content":[{"type":"text","text":%s}],"ts":%d}`, q(r.summary), ts+200))
+		return []byte("[" + strings.Join(u, ",") + "]"), []byte("[" + strings.Join(a, ",") + "]")
+	}
+	u = append(u, fmt.Sprintf(`{"ts":%d,"type":"ask","ask":"tool","text":%s}`, ts+200, q(`{"tool":"newTask","mode":"code","content":`+q(r.childText)+`}`)))
+	a = append(a, fmt.Sprintf(`{"role":"assistant","content":[{"type":"text","text":"I'll delegate it."},{"type":"tool_use","id":%s,"name":"new_task","input":{"mode":"code","message":%s,"todos":""}}],"ts":%d}`, q(r.call), q(r.childText), ts+200))
+	if returned {
+		u = append(u, fmt.Sprintf(`{"ts":%d,"type":"say","say":"subtask_result","text":"Done."}`, ts+1000), req(ts+1100, r.in2, r.out2),
+			fmt.Sprintf(`{"ts":%d,"type":"say","say":"completion_result","text":%s}`, ts+1200, q(r.summary)))
+		a = append(a, fmt.Sprintf(`{"role":"user","content":[{"type":"tool_result","tool_use_id":%s,"content":%s}],"ts":%d}`, q(r.call), q("Subtask "+r.child+" completed.\n\nResult:\nDone."), ts+1000),
+			fmt.Sprintf(`{"role":"assistant","content":[{"type":"text","text":%s}],"ts":%d}`, q(r.summary), ts+1200))
+	}
+	return []byte("[" + strings.Join(u, ",") + "]"), []byte("[" + strings.Join(a, ",") + "]")
+}
+
+// TestSyncRooDelegatedSubTask: a Roo Code 3.35-3.48 sub-task, whose
+// folder names no parent while its parent's new_task call's result names
+// it ("Subtask <id> completed.", abi.StoreParent.Result), ends as a child
+// run of its parent's run, linked at that call (path
+// agent.<id>_<call id>, in the part holding the call, named by the
+// sub-task's id), whether the sub-task was synced before its parent's
+// result was written (a run of its own then, archived again as the child
+// run by the sync that archives the parent's result, the first run ended,
+// superseded by it) or both folders are synced at once, complete; a
+// sub-task's own sub-task, synced before either result, follows its
+// parent's run when that is archived again (its link moves to the new
+// run). ls lists the top task alone with the sub-tasks' output tokens
+// as its sub-runs', and ls and stats --all count every request's once;
+// a further sync changes nothing. Before, each sub-task stayed a session
+// of its own: ls listed them all.
+func TestSyncRooDelegatedSubTask(t *testing.T) {
+	t.Parallel()
+	tasks := filepath.Join(".config", "Code", "User", "globalStorage", "rooveterinaryinc.roo-cline", "tasks")
+	const (
+		top    = "f1000000-0000-4000-8000-000000000001"
+		middle = "c2000000-0000-4000-8000-000000000002"
+		leaf   = "a3000000-0000-4000-8000-000000000003"
+	)
+	parent := rooTask{id: top, text: "Plan the release.", in: 20, out: 150, child: middle, call: "toolu_01NewTask",
+		childText: "Write the changelog.", summary: "The release is planned.", in2: 30, out2: 40}
+	child := rooTask{id: middle, text: "Write the changelog.", in: 10, out: 60, summary: "Wrote CHANGELOG.md."}
+	delegating := child // the child, delegating in its turn
+	delegating.child, delegating.call, delegating.childText, delegating.in2, delegating.out2 = leaf, "toolu_02NewTask", "Collect the commits.", 5, 7
+	grandchild := rooTask{id: leaf, text: "Collect the commits.", in: 3, out: 9, summary: "12 commits."}
+	for _, c := range []struct {
+		name string
+		// tasks are the folders, the parent's first; before: synced
+		// once before the results were written.
+		tasks  []rooTask
+		before bool
+		// sub and all: the top run's sub-runs' output tokens and all.
+		sub, all int64
+	}{
+		{name: "the sub-task synced before its parent's result", tasks: []rooTask{parent, child}, before: true, sub: 60, all: 150 + 40 + 60},
+		{name: "both at once", tasks: []rooTask{parent, child}, sub: 60, all: 150 + 40 + 60},
+		{name: "a sub-task's sub-task, synced before the results", tasks: []rooTask{parent, delegating, grandchild}, before: true,
+			sub: 60 + 7 + 9, all: 150 + 40 + 60 + 7 + 9},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			h := clitest.NewHome(t)
+			store := filepath.Join(h.Dir, tasks)
+			put := func(r rooTask, returned bool, age time.Duration) string {
+				ui, api := r.folder(1767225600000, returned)
+				dir := filepath.Join(tasks, r.id)
+				h.Put(filepath.Join(dir, "ui_messages.json"), ui, age)
+				h.Put(filepath.Join(dir, "api_conversation_history.json"), api, age)
+				return filepath.Join(h.Dir, dir)
+			}
+			first := map[string]string{} // folder -> its run before the results
+			if c.before {
+				for _, r := range c.tasks {
+					put(r, false, 2*time.Hour)
+				}
+				first = syncNewRuns(t, h, store, "sync while the tasks wait", len(c.tasks))
+			}
+			var r clitest.Result
+			for _, task := range c.tasks {
+				put(task, true, time.Hour)
+			}
+			clitest.Unchanged(t, store, "sync", func() { r = h.OK("sync") })
+			runs := map[string]string{} // folder -> its run now (the last outcome's)
+			for _, l := range strings.Split(strings.TrimSpace(r.Out), "\n") {
+				f := strings.Split(l, "\t")
+				if len(f) < 4 || f[0] != "new" && f[0] != "grown" {
+					t.Fatalf("sync: %q, want new and grown runs only\n%v", l, r)
+				}
+				if prev := runs[f[3]]; prev != "" && prev != f[1] && first[f[3]] == "" {
+					first[f[3]] = prev // synced at once: a run of its own first
+				}
+				runs[f[3]] = f[1]
+			}
+			topDir := filepath.Join(h.Dir, tasks, top)
+			if c.before && runs[topDir] != first[topDir] {
+				t.Errorf("the top task's run %s, first %s: want it grown", runs[topDir], first[topDir])
+			}
+			for i := 1; i < len(c.tasks); i++ {
+				up, r := c.tasks[i-1], c.tasks[i]
+				// The middle task's run archived again, its sub-task's
+				// link moved with it: linked in the middle task's
+				// latest run.
+				upRun, run := runs[filepath.Join(h.Dir, tasks, up.id)], runs[filepath.Join(h.Dir, tasks, r.id)]
+				if upRun == "" || run == "" {
+					t.Fatalf("runs %v: want one of %s and of %s", runs, up.id, r.id)
+				}
+				wantLinkedAt(t, h, upRun, run, up.call, "agent."+r.id+"_"+up.call, r.id)
+				if old := first[filepath.Join(h.Dir, tasks, r.id)]; old != "" && old != run {
+					evs := clitest.ReadRun(t, clitest.TranscriptPath(h.Stor, old))
+					var by string
+					if last := evs[len(evs)-1]; last.Type == transcript.RunCompleted && last.Step() != nil {
+						_ = json.Unmarshal(last.Step().Extra[lifecycle.SupersededByField], &by)
+					}
+					if by == "" {
+						t.Errorf("%s's first run %s ends %s, want superseded", r.id, old, evs[len(evs)-1].Type)
+					}
+				}
+			}
+			if row := lsRow(t, h, runs[topDir]); row.SubRunUsage["output_tokens"] != c.sub || row.UsageInAll["output_tokens"] != c.all {
+				t.Errorf("ls --json: %+v, want the sub-runs' %d output tokens, %d in all, once", row, c.sub, c.all)
+			}
+			var st struct {
+				UsageInAll map[string]int64 `json:"usage_in_all"`
+			}
+			if err := json.Unmarshal([]byte(h.OK("stats", "--all", "--json").Out), &st); err != nil || st.UsageInAll["output_tokens"] != c.all {
+				t.Errorf("stats --all --json: usage_in_all %v (%v), want %d output tokens, once", st.UsageInAll, err, c.all)
+			}
+			syncWant(t, h, store, "sync with nothing new", nothing)
+		})
+	}
+}
