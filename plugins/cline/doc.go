@@ -150,7 +150,11 @@
 //     tool_result appended to api_conversation_history.json; "Delegated to
 //     child task <id>", the result the call gave, is pushed after the
 //     parent was flushed and closed, delegateParentAndOpenChild, so as far
-//     as the source shows it is not saved). The stores declare that line
+//     as the source shows it is not saved); under the XML tool protocol
+//     (no tool_use to answer) the same words are a user text, read as
+//     the result of the new_task call waiting for it (subtaskResult; with
+//     none waiting, Roo's injected context, not a prompt). The stores
+//     declare that line
 //     (abi.StoreParent.Result "Subtask {key} completed.", ABI 1.11): the
 //     sync that archives the parent's result makes the sub-task's run a
 //     child run of the parent's, linked at the new_task call, and archives

@@ -32,6 +32,10 @@ type rooTask struct {
 	// child is the sub-task the task delegates to (""), call its call id.
 	child, call, childText, summary string
 	in2, out2                       int
+	// xml: the XML tool protocol (the call a <new_task> tag in the
+	// assistant's text, the report a user text: Roo finds no tool_use
+	// to answer).
+	xml bool
 }
 
 // folder is the task's ui_messages.json and api_conversation_history.json
@@ -50,11 +54,21 @@ func (r rooTask) folder(ts int64, returned bool) (ui, api []byte) {
 		return []byte("[" + strings.Join(u, ",") + "]"), []byte("[" + strings.Join(a, ",") + "]")
 	}
 	u = append(u, fmt.Sprintf(`{"ts":%d,"type":"ask","ask":"tool","text":%s}`, ts+200, q(`{"tool":"newTask","mode":"code","content":`+q(r.childText)+`}`)))
-	a = append(a, fmt.Sprintf(`{"role":"assistant","content":[{"type":"text","text":"I'll delegate it."},{"type":"tool_use","id":%s,"name":"new_task","input":{"mode":"code","message":%s,"todos":""}}],"ts":%d}`, q(r.call), q(r.childText), ts+200))
-	if returned {
+	report := q("Subtask " + r.child + " completed.\n\nResult:\nDone.")
+	if r.xml {
+		a = append(a, fmt.Sprintf(`{"role":"assistant","content":[{"type":"text","text":%s}],"ts":%d}`, q("I'll delegate it.\n\n<new_task>\n<mode>code</mode>\n<message>"+r.childText+"</message>\n</new_task>"), ts+200))
+	} else {
+		a = append(a, fmt.Sprintf(`{"role":"assistant","content":[{"type":"text","text":"I'll delegate it."},{"type":"tool_use","id":%s,"name":"new_task","input":{"mode":"code","message":%s,"todos":""}}],"ts":%d}`, q(r.call), q(r.childText), ts+200))
+	}
+	if returned && r.xml {
 		u = append(u, fmt.Sprintf(`{"ts":%d,"type":"say","say":"subtask_result","text":"Done."}`, ts+1000), req(ts+1100, r.in2, r.out2),
 			fmt.Sprintf(`{"ts":%d,"type":"say","say":"completion_result","text":%s}`, ts+1200, q(r.summary)))
-		a = append(a, fmt.Sprintf(`{"role":"user","content":[{"type":"tool_result","tool_use_id":%s,"content":%s}],"ts":%d}`, q(r.call), q("Subtask "+r.child+" completed.\n\nResult:\nDone."), ts+1000),
+		a = append(a, fmt.Sprintf(`{"role":"user","content":[{"type":"text","text":%s}],"ts":%d}`, report, ts+1000),
+			fmt.Sprintf(`{"role":"assistant","content":[{"type":"text","text":%s}],"ts":%d}`, q(r.summary), ts+1200))
+	} else if returned {
+		u = append(u, fmt.Sprintf(`{"ts":%d,"type":"say","say":"subtask_result","text":"Done."}`, ts+1000), req(ts+1100, r.in2, r.out2),
+			fmt.Sprintf(`{"ts":%d,"type":"say","say":"completion_result","text":%s}`, ts+1200, q(r.summary)))
+		a = append(a, fmt.Sprintf(`{"role":"user","content":[{"type":"tool_result","tool_use_id":%s,"content":%s}],"ts":%d}`, q(r.call), report, ts+1000),
 			fmt.Sprintf(`{"role":"assistant","content":[{"type":"text","text":%s}],"ts":%d}`, q(r.summary), ts+1200))
 	}
 	return []byte("[" + strings.Join(u, ",") + "]"), []byte("[" + strings.Join(a, ",") + "]")
@@ -89,6 +103,8 @@ func TestSyncRooDelegatedSubTask(t *testing.T) {
 	delegating := child // the child, delegating in its turn
 	delegating.child, delegating.call, delegating.childText, delegating.in2, delegating.out2 = leaf, "toolu_02NewTask", "Collect the commits.", 5, 7
 	grandchild := rooTask{id: leaf, text: "Collect the commits.", in: 3, out: 9, summary: "12 commits."}
+	xmlParent := parent // the XML tool protocol: the plugin names the call by the message's index
+	xmlParent.xml, xmlParent.call = true, "cline-1-x0"
 	for _, c := range []struct {
 		name string
 		// tasks are the folders, the parent's first; before: synced
@@ -102,6 +118,7 @@ func TestSyncRooDelegatedSubTask(t *testing.T) {
 		{name: "both at once", tasks: []rooTask{parent, child}, sub: 60, all: 150 + 40 + 60},
 		{name: "a sub-task's sub-task, synced before the results", tasks: []rooTask{parent, delegating, grandchild}, before: true,
 			sub: 60 + 7 + 9, all: 150 + 40 + 60 + 7 + 9},
+		{name: "the XML tool protocol, the sub-task synced before its parent's result", tasks: []rooTask{xmlParent, child}, before: true, sub: 60, all: 150 + 40 + 60},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
