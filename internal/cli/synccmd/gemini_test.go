@@ -171,13 +171,8 @@ func wantRelinked(t *testing.T, h *clitest.Home, parent, loose, child, callID, p
 	if callAt != 1 || !slices.Equal(links, want) {
 		t.Errorf("links %+v, the call in part %d: want %+v, the call in part 1", links, callAt, want)
 	}
-	evs := clitest.ReadRun(t, clitest.TranscriptPath(h.Stor, loose))
-	var by string
-	if last := evs[len(evs)-1]; last.Type == transcript.RunCompleted && last.Step() != nil {
-		_ = json.Unmarshal(last.Step().Extra[lifecycle.SupersededByField], &by)
-	}
-	if by != child {
-		t.Errorf("the first child run ends %s superseded by %q, want run.completed superseded by %s", evs[len(evs)-1].Type, by, child)
+	if by := supersededBy(t, h, loose); by != child {
+		t.Errorf("the first child run ends superseded by %q, want run.completed superseded by %s", by, child)
 	}
 	for _, id := range []string{parent, loose, child} {
 		h.OK("validate", id)

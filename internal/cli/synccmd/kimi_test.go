@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/twasm/twasm/internal/testing/clitest"
-	"github.com/twasm/twasm/lifecycle"
 	"github.com/twasm/twasm/transcript"
 )
 
@@ -290,13 +289,8 @@ func TestSyncKimiContextSubAgent(t *testing.T) {
 				wantLinkedAt(t, h, parentRun, childRun, call, "agent."+uuid+"_sub_1_Task_0", desc)
 			}
 			if c.order == subFirst {
-				evs := clitest.ReadRun(t, clitest.TranscriptPath(h.Stor, first))
-				var by string
-				if last := evs[len(evs)-1]; last.Type == transcript.RunCompleted && last.Step() != nil {
-					_ = json.Unmarshal(last.Step().Extra[lifecycle.SupersededByField], &by)
-				}
-				if by != childRun {
-					t.Errorf("the sub-agent's first run %s ends %s superseded by %q, want superseded by %s", first, evs[len(evs)-1].Type, by, childRun)
+				if by := supersededBy(t, h, first); by != childRun {
+					t.Errorf("the sub-agent's first run %s ends superseded by %q, want superseded by %s", first, by, childRun)
 				}
 			}
 			syncWant(t, h, store, "sync with nothing new", nothing)

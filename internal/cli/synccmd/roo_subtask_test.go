@@ -9,8 +9,6 @@ import (
 	"time"
 
 	"github.com/twasm/twasm/internal/testing/clitest"
-	"github.com/twasm/twasm/lifecycle"
-	"github.com/twasm/twasm/transcript"
 )
 
 // rooTask is a Roo Code 3.35 to 3.48 task folder, written by hand from
@@ -169,13 +167,8 @@ func TestSyncRooDelegatedSubTask(t *testing.T) {
 				}
 				wantLinkedAt(t, h, upRun, run, up.call, "agent."+r.id+"_"+up.call, r.id)
 				if old := first[filepath.Join(h.Dir, tasks, r.id)]; old != "" && old != run {
-					evs := clitest.ReadRun(t, clitest.TranscriptPath(h.Stor, old))
-					var by string
-					if last := evs[len(evs)-1]; last.Type == transcript.RunCompleted && last.Step() != nil {
-						_ = json.Unmarshal(last.Step().Extra[lifecycle.SupersededByField], &by)
-					}
-					if by == "" {
-						t.Errorf("%s's first run %s ends %s, want superseded", r.id, old, evs[len(evs)-1].Type)
+					if by := supersededBy(t, h, old); by == "" {
+						t.Errorf("%s's first run %s does not end superseded", r.id, old)
 					}
 				}
 			}
