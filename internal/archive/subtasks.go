@@ -194,7 +194,10 @@ func (a *Archiver) linkSubTask(ctx context.Context, loc *Location, dir string, p
 	}
 	o := a.syncFolderAs(ctx, Session{Loc: loc, Path: child}, l)
 	if o.Action == ActionNew {
-		o.Reason = joinReason(why, o.Reason)
+		if o.Reason != "" {
+			why = joinReason(why, o.Reason)
+		}
+		o.Reason = why
 	}
 	return o, true
 }
