@@ -309,8 +309,11 @@
 // sub-agent file's legacy run is); the parts these links archive are
 // looked at in turn (a sub-task's sub-tasks, which follow their parent's
 // new run). A named session the sync could not read then (its files not
-// settled) is left to be archived as a run of its own: nothing names it
-// again.
+// settled, or not there yet) is left to be archived as a run of its own:
+// nothing names it again. The open runs of such stores an earlier twasm
+// archived (whose parts are not new to this sync) are looked at once per
+// storage, as if just archived (noteArchivedNamers; the file
+// archive/subtasks-checked beside the ledger marks it done).
 //
 // Each part is one agent step of the run, at path "agent" with the part
 // number as iteration, written through package capture: its bytes extend

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -164,7 +165,9 @@ func (a *Archiver) SyncStores(ctx context.Context, locs []Location, since time.T
 		}
 	})
 	// The sub-tasks the parts archived name (abi.StoreParent.Result),
-	// linked once every session is done, on this goroutine alone.
+	// linked once every session is done, on this goroutine alone (and,
+	// once per storage, those the runs an older twasm archived name).
+	marker := a.noteArchivedNamers(locs)
 	for _, o := range a.linkNamed(ctx) {
 		present[o.Path] = true
 		if o.Result != nil {
@@ -173,6 +176,11 @@ func (a *Archiver) SyncStores(ctx context.Context, locs []Location, since time.T
 		rep.add(o)
 		if progress != nil {
 			progress(len(sessions), len(sessions), &o)
+		}
+	}
+	if marker != "" && ctx.Err() == nil {
+		if err := os.WriteFile(marker, nil, 0o600); err != nil {
+			a.opts.Logger.Warn("archive: sub-tasks looked at, not marked", "err", err)
 		}
 	}
 	if wrote > 1 && a.workers() > 1 {

@@ -32,8 +32,12 @@ import (
 // child run (as a sub-agent file's legacy run is), so its tokens count
 // once; a sub-task's own sub-tasks, linked in its first run, follow it
 // into the child run. A named session not archivable then (its files not
-// settled) is left as it is: a later sync archives it as a run of its
-// own, and nothing names it again (the parent's part is not new then).
+// settled, or not there yet) is left as it is: a later sync archives it
+// as a run of its own, and nothing names it again (the parent's part is
+// not new then). The open runs such stores held before a twasm that
+// links them (ABI 1.11) are looked at once per storage
+// (noteArchivedNamers, archive/subtasks-checked), so an archive made
+// before gets its links too.
 
 // namedParts are the parts syncFolder archived in a sync whose results
 // may name sub-tasks (noteNaming), shared by the workers and by copies of
@@ -64,6 +68,54 @@ func (a *Archiver) noteNaming(loc *Location, dir, runID string, body []byte) {
 	a.named.mu.Lock()
 	a.named.parts = append(a.named.parts, namedPart{loc: loc, dir: dir, runID: runID})
 	a.named.mu.Unlock()
+}
+
+// subTasksMarker is the file (beside the ledger) that says the open runs
+// of the folder stores that declare how a parent names a sub-task
+// (abi.StoreParent.Result) were looked at once for the sub-tasks their
+// results name (noteArchivedNamers): a twasm before ABI 1.11 archived
+// such parents' results, and their sub-tasks as runs of their own, and
+// no part of the parents is new to a later sync.
+const subTasksMarker = "subtasks-checked"
+
+// noteArchivedNamers notes, once per storage, every open run of the
+// stores among locs that declare how a parent names its sub-tasks, as if
+// a part of it were archived now (noteNaming), and returns the marker
+// to write once linkNamed has looked at them ("" when done before, or
+// when no store declares it).
+func (a *Archiver) noteArchivedNamers(locs []Location) string {
+	if a.named == nil || a.opts.DryRun {
+		return ""
+	}
+	var stores []*Location
+	for i := range locs {
+		if l := &locs[i]; l.Kind == KindFolder && l.Parent != nil && l.Parent.Result != "" {
+			stores = append(stores, l)
+		}
+	}
+	if len(stores) == 0 {
+		return ""
+	}
+	marker := filepath.Join(filepath.Dir(a.ledger.path), subTasksMarker)
+	if _, err := os.Stat(marker); err == nil {
+		return ""
+	}
+	var parts []namedPart
+	a.ledger.each(func(e *Entry) {
+		if e.Closed || e.Pending || e.Parts == 0 || e.SupersededBy != "" {
+			return
+		}
+		for _, l := range stores {
+			if filepath.Dir(e.Path) == l.Dir && e.Provider == l.Provider {
+				parts = append(parts, namedPart{loc: l, dir: e.Path, runID: e.RunID})
+				return
+			}
+		}
+	})
+	a.named.mu.Lock()
+	a.named.parts = append(a.named.parts, parts...)
+	a.named.mu.Unlock()
+	return marker
 }
 
 // maxNamedRounds bounds how many times linkNamed looks again at the parts

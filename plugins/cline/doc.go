@@ -160,9 +160,11 @@
 //     child run of the parent's, linked at the new_task call, and archives
 //     again, whole, a sub-task synced before as a run of its own (the usual
 //     order: the sub-task runs, and ends, before its parent's result is
-//     written), which the child run supersedes. A sub-task whose folder
-//     that sync could not read (changed in the last seconds, or put there
-//     later) stays a run of its own. Before 3.35 the result is
+//     written), which the child run supersedes; the tasks a twasm before
+//     this archived are looked at once, by the first sync after it. A
+//     sub-task whose folder that sync could not read (changed in the
+//     last seconds, or put there later) stays a run of its own. Before
+//     3.35 the result is
 //     "Successfully created new task in <mode> mode with message: ...",
 //     naming no task: such a sub-task is a run of its own. Kilo Code's
 //     legacy extension (its task files api_conversation_history.json,

@@ -3,6 +3,7 @@ package synccmd_test
 import (
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -184,4 +185,62 @@ func TestSyncRooDelegatedSubTask(t *testing.T) {
 			syncWant(t, h, store, "sync with nothing new", nothing)
 		})
 	}
+}
+
+// TestSyncRooSubTaskArchivedBefore: a Roo Code 3.35-3.48 parent whose
+// result naming its sub-task was archived when the sub-task's folder was
+// not there (copied back later, or the archive of a twasm before ABI
+// 1.11, which linked none), its sub-task then archived as a run of its
+// own: nothing of the parent is new to a later sync, so the storage's
+// open runs of such stores are looked at once (archive/subtasks-checked
+// marks it done; a storage an older twasm wrote has none): that sync
+// archives the sub-task again as the parent's child run, linked at the
+// call, the first run superseded, and ls lists the parent alone with the
+// sub-task's tokens once. A further sync changes nothing.
+func TestSyncRooSubTaskArchivedBefore(t *testing.T) {
+	t.Parallel()
+	const top, sub = "f1000000-0000-4000-8000-000000000001", "c2000000-0000-4000-8000-000000000002"
+	tasks := filepath.Join(".config", "Code", "User", "globalStorage", "rooveterinaryinc.roo-cline", "tasks")
+	parent := rooTask{id: top, text: "Plan the release.", in: 20, out: 150, child: sub, call: "toolu_01NewTask",
+		childText: "Write the changelog.", summary: "The release is planned.", in2: 30, out2: 40}
+	child := rooTask{id: sub, text: "Write the changelog.", in: 10, out: 60, summary: "Wrote CHANGELOG.md."}
+	h := clitest.NewHome(t)
+	store := filepath.Join(h.Dir, tasks)
+	put := func(r rooTask) string {
+		ui, api := r.folder(1767225600000, true)
+		dir := filepath.Join(tasks, r.id)
+		h.Put(filepath.Join(dir, "ui_messages.json"), ui, time.Hour)
+		h.Put(filepath.Join(dir, "api_conversation_history.json"), api, time.Hour)
+		return filepath.Join(h.Dir, dir)
+	}
+	parentDir := put(parent)
+	parentRun := syncNewRuns(t, h, store, "sync of the parent alone", 1)[parentDir]
+	childDir := put(child)
+	first := syncNewRuns(t, h, store, "sync of the sub-task's folder, come later", 1)[childDir]
+	if parentRun == "" || first == "" {
+		t.Fatalf("runs %q, %q: want the parent's and the sub-task's", parentRun, first)
+	}
+	// Two runs: the sub-task's was archived as a session of its own.
+	if ls := strings.Split(strings.TrimSpace(h.OK("ls").Out), "\n"); len(ls) != 2 {
+		t.Fatalf("ls: %q, want the two runs", ls)
+	}
+	marker := filepath.Join(h.Stor, "archive", "subtasks-checked")
+	if err := os.Remove(marker); err != nil {
+		t.Fatalf("the marker: %v", err)
+	}
+	childRun := syncNewRuns(t, h, store, "sync of a storage not looked at", 1)[childDir]
+	if childRun == "" || childRun == first {
+		t.Fatalf("the sub-task's runs %q then %q: want a new one", first, childRun)
+	}
+	wantLinkedAt(t, h, parentRun, childRun, parent.call, "agent."+sub+"_"+parent.call, sub)
+	if by := supersededBy(t, h, first); by != childRun {
+		t.Errorf("the sub-task's first run ends superseded by %q, want %s", by, childRun)
+	}
+	if row := lsRow(t, h, parentRun); row.SubRunUsage["output_tokens"] != 60 || row.UsageInAll["output_tokens"] != 250 {
+		t.Errorf("ls --json: %+v, want the sub-task's 60 output tokens, once, 250 in all", row)
+	}
+	if _, err := os.Stat(marker); err != nil {
+		t.Errorf("the marker after the sync: %v", err)
+	}
+	syncWant(t, h, store, "sync with nothing new", nothing)
 }
