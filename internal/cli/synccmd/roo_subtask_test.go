@@ -73,6 +73,22 @@ func (r rooTask) folder(ts int64, returned bool) (ui, api []byte) {
 	return []byte("[" + strings.Join(u, ",") + "]"), []byte("[" + strings.Join(a, ",") + "]")
 }
 
+// The Roo Code tasks of the tests: the top task, its sub-task and the
+// sub-task's own, their folders in a Roo Code store (Code's), and the top
+// task and its sub-task as rooTasks.
+const (
+	rooTop    = "f1000000-0000-4000-8000-000000000001"
+	rooMiddle = "c2000000-0000-4000-8000-000000000002"
+	rooLeaf   = "a3000000-0000-4000-8000-000000000003"
+)
+
+var (
+	rooTasks  = filepath.Join(".config", "Code", "User", "globalStorage", "rooveterinaryinc.roo-cline", "tasks")
+	rooParent = rooTask{id: rooTop, text: "Plan the release.", in: 20, out: 150, child: rooMiddle, call: "toolu_01NewTask",
+		childText: "Write the changelog.", summary: "The release is planned.", in2: 30, out2: 40}
+	rooChild = rooTask{id: rooMiddle, text: "Write the changelog.", in: 10, out: 60, summary: "Wrote CHANGELOG.md."}
+)
+
 // TestSyncRooDelegatedSubTask: a Roo Code 3.35-3.48 sub-task, whose
 // folder names no parent while its parent's new_task call's result names
 // it ("Subtask <id> completed.", abi.StoreParent.Result), ends as a child
@@ -90,18 +106,10 @@ func (r rooTask) folder(ts int64, returned bool) (ui, api []byte) {
 // of its own: ls listed them all.
 func TestSyncRooDelegatedSubTask(t *testing.T) {
 	t.Parallel()
-	tasks := filepath.Join(".config", "Code", "User", "globalStorage", "rooveterinaryinc.roo-cline", "tasks")
-	const (
-		top    = "f1000000-0000-4000-8000-000000000001"
-		middle = "c2000000-0000-4000-8000-000000000002"
-		leaf   = "a3000000-0000-4000-8000-000000000003"
-	)
-	parent := rooTask{id: top, text: "Plan the release.", in: 20, out: 150, child: middle, call: "toolu_01NewTask",
-		childText: "Write the changelog.", summary: "The release is planned.", in2: 30, out2: 40}
-	child := rooTask{id: middle, text: "Write the changelog.", in: 10, out: 60, summary: "Wrote CHANGELOG.md."}
+	tasks, top, parent, child := rooTasks, rooTop, rooParent, rooChild
 	delegating := child // the child, delegating in its turn
-	delegating.child, delegating.call, delegating.childText, delegating.in2, delegating.out2 = leaf, "toolu_02NewTask", "Collect the commits.", 5, 7
-	grandchild := rooTask{id: leaf, text: "Collect the commits.", in: 3, out: 9, summary: "12 commits."}
+	delegating.child, delegating.call, delegating.childText, delegating.in2, delegating.out2 = rooLeaf, "toolu_02NewTask", "Collect the commits.", 5, 7
+	grandchild := rooTask{id: rooLeaf, text: "Collect the commits.", in: 3, out: 9, summary: "12 commits."}
 	xmlParent := parent // the XML tool protocol: the plugin names the call by the message's index
 	xmlParent.xml, xmlParent.call = true, "cline-1-x0"
 	for _, c := range []struct {
@@ -199,11 +207,7 @@ func TestSyncRooDelegatedSubTask(t *testing.T) {
 // sub-task's tokens once. A further sync changes nothing.
 func TestSyncRooSubTaskArchivedBefore(t *testing.T) {
 	t.Parallel()
-	const top, sub = "f1000000-0000-4000-8000-000000000001", "c2000000-0000-4000-8000-000000000002"
-	tasks := filepath.Join(".config", "Code", "User", "globalStorage", "rooveterinaryinc.roo-cline", "tasks")
-	parent := rooTask{id: top, text: "Plan the release.", in: 20, out: 150, child: sub, call: "toolu_01NewTask",
-		childText: "Write the changelog.", summary: "The release is planned.", in2: 30, out2: 40}
-	child := rooTask{id: sub, text: "Write the changelog.", in: 10, out: 60, summary: "Wrote CHANGELOG.md."}
+	tasks, sub, parent, child := rooTasks, rooMiddle, rooParent, rooChild
 	h := clitest.NewHome(t)
 	store := filepath.Join(h.Dir, tasks)
 	put := func(r rooTask) string {
