@@ -165,8 +165,11 @@ type Store struct {
 	// "{stem}" for the file's name without its extension (Kimi Code:
 	// "agent_id: {dir}", its Agent call's result starting "agent_id:
 	// agent-0" for agents/agent-0/wire.jsonl). The sub-agent's run is
-	// then linked at that call. A host that does not read it links the
-	// run at the session's latest part.
+	// then linked at that call; one archived before the result was
+	// written (Kimi Code writes a foreground Agent call's once the
+	// sub-agent answered) is archived again at the call by a later sync
+	// (a host of ABI 1.11 and later). A host that does not read it links
+	// the run at the session's latest part.
 	SubAgentResult string `json:"sub_agent_result,omitempty"`
 	// SubAgentsKey (ABI 1.9, with SubAgents, optional) says that
 	// "{stem}" in SubAgents stands for the session's id, which the
@@ -198,6 +201,19 @@ type Store struct {
 	// sub-agent wins: an agent may append a record again as it changes).
 	// A host that does not read it links the run as without it.
 	SubAgentCalls *RecordCalls `json:"sub_agent_calls,omitempty"`
+	// SubAgentPrompt (ABI 1.11, with SubAgents, optional) says how a
+	// sub-agent's file and the tool call that started it state the same
+	// prompt, for an agent whose files name the call nowhere (the Kimi
+	// CLI before 0.59: <uuid>_sub_N.jsonl starts with the Task call's
+	// prompt argument as its first user message; the call's result is
+	// the sub-agent's last answer). The sub-agent's run is then linked
+	// at the one call of the session's run whose input states that
+	// prompt; when none does yet (the agent writes the call once it
+	// returned), at the session's latest part, archived again at the
+	// call by the sync that finds the session's run holding it (as for
+	// SubAgentCalls); when several do, at the session's latest part. A
+	// host that does not read it links the run as without it.
+	SubAgentPrompt *PromptMatch `json:"sub_agent_prompt,omitempty"`
 	// SubAgentOf (kind "file", optional) says how a session file names
 	// the session file of the same store it is a sub-agent of, for an
 	// agent that keeps a sub-agent's conversation as a session of its
@@ -282,6 +298,25 @@ type RecordCalls struct {
 	Prefix string `json:"prefix,omitempty"`
 }
 
+// PromptMatch says how a sub-agent's file and the call that started it
+// state the same prompt ([Store.SubAgentPrompt], ABI 1.11).
+type PromptMatch struct {
+	// Record is a JSON Pointer into the records (lines) of the
+	// sub-agent's JSON Lines file: the first of its first 16 lines,
+	// within its first MiB, in which it names a string holds the prompt
+	// (Kimi CLI: "/content", its first user message; the checkpoint
+	// lines before it have none, or, for an agent with the SendDMail
+	// tool, a user message whose content is an array).
+	Record string `json:"record"`
+	// Input is a JSON Pointer into the input of a tool call of the
+	// session's run, as its plugin reported the call, to the string
+	// that equals the prompt (Kimi CLI: "/prompt").
+	Input string `json:"input"`
+	// Name (optional) is the tool's name: the calls of that name only
+	// (Kimi CLI: "Task").
+	Name string `json:"name,omitempty"`
+}
+
 // SubAgentOf says how a session file of a "file" store names the
 // session it is a sub-agent of ([Store.SubAgentOf]).
 type SubAgentOf struct {
@@ -362,6 +397,21 @@ type StoreParent struct {
 	// children; a child whose parent's run is ended or not archived is a
 	// run of its own.
 	Member string `json:"member"`
+	// Result (ABI 1.11, optional, a folder store) says how the parent
+	// names a session when the session names no parent: a line, among
+	// the first eight of the output of a tool result in the parent's
+	// run, "{key}" standing for the session's key (Roo Code 3.35 to
+	// 3.48, whose sub-task's folder names no parent while the parent's
+	// new_task call gets the result "Subtask <child id>
+	// completed.\n\nResult:\n..." once the sub-task ends: "Subtask {key}
+	// completed."). The sync that archives the part of a session whose
+	// results name another of the store's sessions (the directory of that
+	// name beside it) makes that session's run a child run of its run,
+	// linked at the call the result answers: a session archived before as
+	// a run of its own is archived again, whole, as the child run, which
+	// supersedes it. A host that does not read it leaves such a session a
+	// run of its own.
+	Result string `json:"result,omitempty"`
 }
 
 // SQLiteSource is what the host reads of a SQLite store (ABI 1.4). Every

@@ -156,7 +156,11 @@
 // declare where a session names its parent ([Store.Parent], a member of
 // the first JSON value of one of its files) and where it names the call
 // that started it ([Store.SubAgentCall]): the host makes the session's
-// run a child run of its parent's, linked at that call. A file store
+// run a child run of its parent's, linked at that call. Since ABI 1.11 a
+// folder store may also say how a parent's tool result names a session
+// that names no parent ([StoreParent.Result]: Roo Code 3.35 to 3.48's
+// "Subtask <id> completed."): the host links the session's run at the
+// call that result answers. A file store
 // may declare how a session file names the session file it is a
 // sub-agent of ([Store.SubAgentOf]: a JSON Pointer into its first JSON
 // value, a glob of the parent's file with the key, the members of the
@@ -168,7 +172,12 @@
 // records may name the call that started each sub-agent
 // ([Store.SubAgentCalls]; Gemini CLI's chats/<session id>/ and the
 // agentId of its tool call records; Claude Code's toolUseResult.agentId
-// on an Agent call's result, [RecordCalls.AgentIn]).
+// on an Agent call's result, [RecordCalls.AgentIn]). Since ABI 1.11,
+// where nothing names the call, a sub-agent's file may be linked at the
+// one call of the session whose input states the prompt the file starts
+// with ([Store.SubAgentPrompt]: the Kimi CLI's <uuid>_sub_N.jsonl before
+// 0.59 and its Task call's prompt); a host built for 1.10 or before
+// ignores the field and links the file at the session's latest part.
 //
 // A plugin may ask for the facts of its source ([Manifest.SourceFacts]):
 // the host then hands it, as the first line of a stream it reads from a

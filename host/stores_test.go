@@ -270,3 +270,65 @@ func TestCheckStoreSubAgentsKey(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckStoreSubAgentPrompt: a file store whose sub-agents' files
+// and calls state the same prompt (sub_agent_prompt, ABI 1.11: a
+// pointer into the file's records, one into the call's input,
+// optionally the tool's name) declares it with a sub-agent glob; without
+// one, with a member that is no pointer or a name that is none, it is
+// refused.
+func TestCheckStoreSubAgentPrompt(t *testing.T) {
+	store := func(glob string, p *abi.PromptMatch) abi.Store {
+		return abi.Store{Name: "s", Roots: []abi.Root{{Path: "~/.s"}}, Dir: "sessions", Pattern: "*/*.jsonl", SubAgents: glob, SubAgentPrompt: p}
+	}
+	for _, tc := range []struct {
+		name string
+		st   abi.Store
+		ok   bool
+	}{
+		{"kimi", store("{stem}_sub_[1-9].jsonl", &abi.PromptMatch{Record: "/content", Input: "/prompt", Name: "Task"}), true},
+		{"any tool", store("{stem}_sub_[1-9].jsonl", &abi.PromptMatch{Record: "/content", Input: "/prompt"}), true},
+		{"without sub_agents", store("", &abi.PromptMatch{Record: "/content", Input: "/prompt"}), false},
+		{"record not a pointer", store("{stem}_sub.jsonl", &abi.PromptMatch{Record: "content", Input: "/prompt"}), false},
+		{"input not a pointer", store("{stem}_sub.jsonl", &abi.PromptMatch{Record: "/content", Input: "prompt"}), false},
+		{"a name that is none", store("{stem}_sub.jsonl", &abi.PromptMatch{Record: "/content", Input: "/prompt", Name: " Task"}), false},
+	} {
+		got := checkStore(tc.st, map[string]bool{"s": true})
+		if (len(got) == 0) != tc.ok {
+			t.Errorf("%s: problems %q, want ok %v", tc.name, got, tc.ok)
+		}
+	}
+}
+
+// TestCheckStoreParentResult: a folder store may declare the line of a
+// tool result by which a parent names its sub-task (parent.result, ABI
+// 1.11: Roo Code's "Subtask {key} completed."): one line holding {key}
+// once; on a tree store, without {key}, with it twice or over two lines,
+// it is refused.
+func TestCheckStoreParentResult(t *testing.T) {
+	store := func(kind, result string) abi.Store {
+		st := abi.Store{Name: "s", Kind: kind, Roots: []abi.Root{{Path: "~/.s"}}, Dir: "tasks", Pattern: "*",
+			Files: []string{"ui_messages.json", "history_item.json"}, Parent: &abi.StoreParent{File: "history_item.json", Member: "parentTaskId", Result: result}}
+		if kind == abi.StoreKindTree {
+			st.Files = []string{"history_item.json"}
+		}
+		return st
+	}
+	for _, tc := range []struct {
+		name string
+		st   abi.Store
+		ok   bool
+	}{
+		{"roo", store("folder", "Subtask {key} completed."), true},
+		{"none", store("folder", ""), true},
+		{"a tree store", store(abi.StoreKindTree, "Subtask {key} completed."), false},
+		{"without {key}", store("folder", "Subtask completed."), false},
+		{"{key} twice", store("folder", "{key} {key}"), false},
+		{"two lines", store("folder", "Subtask {key}\ncompleted."), false},
+	} {
+		got := checkStore(tc.st, map[string]bool{"s": true})
+		if (len(got) == 0) != tc.ok {
+			t.Errorf("%s: problems %q, want ok %v", tc.name, got, tc.ok)
+		}
+	}
+}

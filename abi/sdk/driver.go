@@ -104,6 +104,7 @@ func store(o *members, s *abi.Store) {
 		o.object("parent", func(o *members) {
 			o.strIf("file", p.File)
 			o.strIf("member", p.Member)
+			o.strIf("result", p.Result)
 		})
 	}
 	o.strIf("sub_agents", s.SubAgents)
@@ -130,6 +131,13 @@ func store(o *members, s *abi.Store) {
 			o.str("id", c.ID)
 			o.strIf("agent_in", c.AgentIn)
 			o.strIf("prefix", c.Prefix)
+		})
+	}
+	if p := s.SubAgentPrompt; p != nil {
+		o.object("sub_agent_prompt", func(o *members) {
+			o.str("record", p.Record)
+			o.str("input", p.Input)
+			o.strIf("name", p.Name)
 		})
 	}
 	if p := s.SubAgentOf; p != nil {

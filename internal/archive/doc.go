@@ -292,6 +292,29 @@
 // "agent.<key>_<call id>", named by the call's description
 // (parentLink).
 //
+// A folder store may say how a parent names a session that names no
+// parent (abi.StoreParent.Result, ABI 1.11: a line among the first
+// eight of a tool result's output in the parent's run, "{key}" the
+// session's key; Roo Code 3.35 to 3.48's new_task result "Subtask <child
+// id> completed.", written into the parent's conversation once the
+// sub-task ended, subtasks.go). A part of a session whose stream holds
+// the line's words before "{key}" is noted (noteNaming); once every
+// session of the sync is done, one goroutine (linkNamed) reads each
+// noted session's run for such lines and, for each directory of that
+// name beside the session's whose run is not a child run (or is one of a
+// run since superseded), archives it, whole, as a child run of the
+// namer's run linked at the call the result answers (at path
+// "agent.<key>_<call id>", in the part holding the call), superseding
+// the run it was archived in before as a run of its own (ended, as a
+// sub-agent file's legacy run is); the parts these links archive are
+// looked at in turn (a sub-task's sub-tasks, which follow their parent's
+// new run). A named session the sync could not read then (its files not
+// settled, or not there yet) is left to be archived as a run of its own:
+// nothing names it again. The open runs of such stores an earlier twasm
+// archived (whose parts are not new to this sync) are looked at once per
+// storage, as if just archived (noteArchivedNamers; the file
+// archive/subtasks-checked beside the ledger marks it done).
+//
 // Each part is one agent step of the run, at path "agent" with the part
 // number as iteration, written through package capture: its bytes extend
 // the run's one raw capture (capture.Options.ContinueRaw), and the part
@@ -389,12 +412,24 @@
 // grows again), or when a line among the first eight of a tool
 // result's output in the session's run names the file as the store
 // declares (abi.Store.SubAgentResult, "{dir}" the file's directory's
-// name: Kimi Code's "agent_id: agent-0"; or abi.SubAgentOf.Result, a
+// name: Kimi Code's "agent_id: agent-0", which its foreground Agent call
+// returns once the sub-agent answered: a file linked before is noted
+// loose and looked for again as above; or abi.SubAgentOf.Result, a
 // member of an output that is a JSON object equal to a string of the
 // file's first JSON value: Codex's spawn_agent's {"agent_id": <thread
 // id>} or {"task_name": <agent path>}), at the call it answers
 // (transcript.Pairer: a provider may reuse a call id once its call is
-// answered, and the result answers its own call); a sidecar naming a
+// answered, and the result answers its own call), or when one call only
+// of the session's run states, in its input, the prompt the file starts
+// with (abi.Store.SubAgentPrompt, ABI 1.11, prompt.go: the string a JSON
+// Pointer names in the first of the file's first 16 lines that holds
+// one, equal to the string another names in the input of a call of the
+// declared tool; the Kimi CLI's <uuid>_sub_N.jsonl before 0.59 and its
+// Task call's prompt), at that call: a file whose prompt no call states
+// yet (the CLI writes the call once the sub-agent answered) is noted
+// loose and looked for again as above, one whose prompt several calls
+// state is linked at the session's latest part, the outcome saying so;
+// a sidecar naming a
 // call id the run holds several calls of names the latest of them made
 // at or before the file's first record's time (an RFC 3339 "timestamp"
 // among its first lines; the latest of the id when none is stated),

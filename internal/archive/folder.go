@@ -134,6 +134,13 @@ const maxDocument = capture.MaxLineBytes
 // raw capture; the plugin reads the raw capture first (output dropped),
 // so it knows what it reported of the documents' earlier versions.
 func (a *Archiver) syncFolder(ctx context.Context, s Session) Outcome {
+	return a.syncFolderAs(ctx, s, nil)
+}
+
+// syncFolderAs is syncFolder; relink, when set, says the folder is read
+// whole into a new run, a child run linked so (a sub-task its parent
+// names, linkSubTask), superseding the run that held it (relink.legacy).
+func (a *Archiver) syncFolderAs(ctx context.Context, s Session, relink *fileLink) Outcome {
 	loc, dir, provider := s.Loc, s.Path, s.Loc.Provider
 	out := Outcome{Path: dir, Provider: provider, DryRun: a.opts.DryRun}
 	fail := func(err error) Outcome {
@@ -154,7 +161,7 @@ func (a *Archiver) syncFolder(ctx context.Context, s Session) Outcome {
 	// A run whose raw capture is damaged, archived again (Repair): the
 	// folder's files are read whole into a new run, as if no run held it.
 	repairID := a.repairAt(dir)
-	if repairID != "" {
+	if repairID != "" || relink != nil {
 		prev = nil
 	}
 	if prev == nil && loc.Kind == KindTree {
@@ -169,7 +176,7 @@ func (a *Archiver) syncFolder(ctx context.Context, s Session) Outcome {
 	if err != nil {
 		return fail(err)
 	}
-	if prev == nil && repairID == "" {
+	if prev == nil && repairID == "" && relink == nil {
 		if es := a.ledger.ByHead(head); len(es) > 0 {
 			prev = &es[0] // the store moved: the same session in it
 		}
@@ -262,11 +269,17 @@ func (a *Archiver) syncFolder(ctx context.Context, s Session) Outcome {
 	closeDue := a.opts.CloseIdle >= 0 && now.Sub(mtime) >= a.opts.CloseIdle
 	reason := out.Reason
 	var link *childLink
-	if prev == nil {
+	if prev == nil && relink == nil {
 		link = a.parentLink(loc, provider, dir, s.Parent)
 	}
 	out = a.writePart(ctx, out, folderSource{dir: dir, stream: body, states: states, prevLast: prevLast, link: link},
-		provider, head, prev, false, end, end, mtime, closeDue, &Resume{Whole: true, End: closeDue, replace: repairID})
+		provider, head, prev, false, end, end, mtime, closeDue, &Resume{Whole: true, End: closeDue, replace: repairID, link: relink})
+	if out.Action != ActionFailed {
+		// Its results may name sub-tasks that name no parent
+		// (abi.StoreParent.Result): linked once the sync's sessions are
+		// done (linkNamed).
+		a.noteNaming(loc, dir, out.RunID, body)
+	}
 	if e := a.folderEntry(head, out.RunID); e != nil && out.Action != ActionFailed && (e.Size != size || e.ModTime != mtime.UnixNano() || e.Path != dir) {
 		// The folder as seen (Archived), where it is now (a store
 		// that moved): its files' total size and latest mtime, not the
@@ -322,7 +335,7 @@ func (a *Archiver) parentLink(loc *Location, provider, path, parentFile string) 
 		if callID == "" {
 			return link
 		}
-		in, err := a.sessionLinksOf(&e)
+		in, err := a.sessionLinksOf(&e, nil)
 		if err != nil {
 			// The link is still made, at the latest part.
 			a.opts.Logger.Warn("sub-agent session link: read the session's run", "run", e.RunID, "err", err)

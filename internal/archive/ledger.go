@@ -88,7 +88,12 @@ type Entry struct {
 	// latest part because the session's records did not name its call
 	// yet (abi.Store.SubAgentCalls: Gemini CLI records a call once it
 	// completed, so a sub-agent's chat synced while its call ran is
-	// linked before the call is), is the number of parts the session's
+	// linked before the call is), no result of its run named the file yet
+	// (abi.Store.SubAgentResult: Kimi Code's foreground Agent call), or
+	// no call of its run stated the prompt
+	// the file starts with yet (abi.Store.SubAgentPrompt: the Kimi CLI
+	// writes a Task call to the session's file once its sub-agent has
+	// answered), is the number of parts the session's
 	// run had when the call was last looked for: a sync that finds the
 	// session's run with more parts looks again (looseOf), and once the
 	// session's run holds the call the file is archived again, whole,

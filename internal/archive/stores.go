@@ -79,6 +79,10 @@ type Location struct {
 	// SubAgentCalls says where the session's records name the call that
 	// started a sub-agent (abi.Store.SubAgentCalls, sessionkey.go).
 	SubAgentCalls *abi.RecordCalls `json:"sub_agent_calls,omitempty"`
+	// SubAgentPrompt says how a sub-agent's file and the call that
+	// started it state the same prompt (abi.Store.SubAgentPrompt,
+	// prompt.go).
+	SubAgentPrompt *abi.PromptMatch `json:"sub_agent_prompt,omitempty"`
 	// SubAgentOf (a file store) says how a session file names the
 	// session file it is a sub-agent of (abi.Store.SubAgentOf,
 	// subagent_of.go).
@@ -368,7 +372,7 @@ func declaredLocation(d Declared, c compiledStore, root, from string) Location {
 	err := c.err
 	if err == nil && d.SubAgents != "" && loc.Kind == KindFile {
 		loc.SubAgents, loc.SubAgentCall, loc.SubAgentResult = d.SubAgents, d.SubAgentCall, d.SubAgentResult
-		loc.SubAgentsKey, loc.SubAgentCalls = d.SubAgentsKey, d.SubAgentCalls
+		loc.SubAgentsKey, loc.SubAgentCalls, loc.SubAgentPrompt = d.SubAgentsKey, d.SubAgentCalls, d.SubAgentPrompt
 		loc.subAgentsUp, loc.subAgents = c.subAgentsUp, c.subAgents
 	}
 	if err == nil && d.SubAgentOf != nil && loc.Kind == KindFile {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -108,6 +109,9 @@ func Scan(locs []Location, since time.Time) ([]StoreReport, []Session) {
 func (a *Archiver) SyncStores(ctx context.Context, locs []Location, since time.Time, progress func(done, total int, o *Outcome)) Report {
 	a.sessions = nil // read again in each sync
 	defer func() { a.sessions = nil }()
+	if a.named != nil {
+		a.named.parts = nil // noted by this sync only
+	}
 	stores, sessions := Scan(locs, since)
 	sessions = a.own.without(a.opts.Store.Root, stores, sessions)
 	a.namedSubAgents(sessions)
@@ -160,6 +164,25 @@ func (a *Archiver) SyncStores(ctx context.Context, locs []Location, since time.T
 			}
 		}
 	})
+	// The sub-tasks the parts archived name (abi.StoreParent.Result),
+	// linked once every session is done, on this goroutine alone (and,
+	// once per storage, those the runs an older twasm archived name).
+	marker := a.noteArchivedNamers(locs)
+	for _, o := range a.linkNamed(ctx) {
+		present[o.Path] = true
+		if o.Result != nil {
+			wrote++
+		}
+		rep.add(o)
+		if progress != nil {
+			progress(len(sessions), len(sessions), &o)
+		}
+	}
+	if marker != "" && ctx.Err() == nil {
+		if err := os.WriteFile(marker, nil, 0o600); err != nil {
+			a.opts.Logger.Warn("archive: sub-tasks looked at, not marked", "err", err)
+		}
+	}
 	if wrote > 1 && a.workers() > 1 {
 		// The workers appended to the ledger as they finished: its
 		// lines are put in an order that does not depend on them.

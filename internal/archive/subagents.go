@@ -160,10 +160,16 @@ type fileLink struct {
 	legacy string
 	// looseAt is the number of parts of the session's run when the
 	// link was made at its latest part because the session's records
-	// (abi.Store.SubAgentCalls) named no call of its run yet
+	// (abi.Store.SubAgentCalls) named no call of its run yet, no result
+	// of it named the file (abi.Store.SubAgentResult), or no call of it
+	// stated the prompt the file starts with (abi.Store.SubAgentPrompt)
 	// (Entry.LooseAt); 0 when linked at a call, or when the store
-	// declares no such records.
+	// declares none of them.
 	looseAt int
+	// note says why the link is not at a call where the store declares
+	// how to find it (several calls state the file's prompt): the
+	// outcome's reason.
+	note string
 }
 
 // subAgentLink decides how the first part of a sub-agent file's run
@@ -180,7 +186,8 @@ type fileLink struct {
 // several calls of that id, the one callOf picks by the file's start),
 // else the one whose result's output names the sub-agent
 // (abi.Store.SubAgentResult: a line of its first eight; the call that
-// result answers); else, when the session's log carried the sub-agent's conversation
+// result answers), or the one call whose input states the prompt the
+// file starts with (abi.Store.SubAgentPrompt, prompt.go); else, when the session's log carried the sub-agent's conversation
 // too (Claude Code before 2.1.68: agent_progress records), the child run
 // that made of it, which the file's run, holding the whole conversation,
 // supersedes; else the session's latest part.
@@ -213,7 +220,7 @@ func (a *Archiver) subAgentLink(loc *Location, path, parent string) (link *fileL
 		// Gemini CLI's agentId).
 		callID = recordCall(parent, stem, loc.SubAgentCalls)
 	}
-	in, err := a.sessionLinksOf(pe)
+	in, err := a.sessionLinksOf(pe, loc.SubAgentPrompt)
 	if err != nil {
 		// The link is still made, at the latest part.
 		a.opts.Logger.Warn("sub-agent link: read the session's run", "run", pe.RunID, "err", err)
@@ -224,8 +231,7 @@ func (a *Archiver) subAgentLink(loc *Location, path, parent string) (link *fileL
 		call = in.callOf(callID, fileStart(path))
 	case loc.SubAgentResult != "":
 		// The result of the call that started it names it.
-		want := strings.NewReplacer("{dir}", filepath.Base(filepath.Dir(path)), "{stem}", stem).Replace(loc.SubAgentResult)
-		if n, ok := in.named[want]; ok {
+		if n, ok := in.named[resultLine(loc, path)]; ok {
 			call, callID = n, in.list[n].id
 		}
 	}
@@ -236,6 +242,18 @@ func (a *Archiver) subAgentLink(loc *Location, path, parent string) (link *fileL
 			call, callID = n, in.list[n].id
 		}
 	}
+	// The call's input states the prompt the file starts with
+	// (abi.Store.SubAgentPrompt: the Kimi CLI's Task calls before 0.59).
+	prompt, stating := "", 0
+	if call < 0 && callID == "" && loc.SubAgentPrompt != nil {
+		prompt = filePrompt(path, loc.SubAgentPrompt)
+		var n int
+		if n, stating = in.promptCall(prompt); n >= 0 {
+			call, callID = n, in.list[n].id
+		} else if stating > 1 {
+			l.note = fmt.Sprintf("%d calls of its session's run state the prompt its file starts with: linked at the session's latest part", stating)
+		}
+	}
 	atCall(&l.Link, in, call)
 	carried, ok := a.carriedSubRun(in, path, callID)
 	if ok {
@@ -244,13 +262,24 @@ func (a *Archiver) subAgentLink(loc *Location, path, parent string) (link *fileL
 			l.Title = carried.title
 		}
 	}
-	if call < 0 && !ok && loc.SubAgentCalls != nil {
+	if call < 0 && !ok && (loc.SubAgentCalls != nil || loc.SubAgentResult != "" || prompt != "" && stating == 0) {
 		// Linked at the latest part: the session's records may name
-		// the call later (looseOf).
+		// the call later, a later part hold the result naming it (an
+		// agent writes a call's result once the sub-agent answered:
+		// Kimi Code's foreground Agent call) or the call stating the
+		// prompt (looseOf).
 		l.looseAt = pe.Parts
 	}
 	l.Path = subAgentPath(stem, callID)
 	return l, false, ""
+}
+
+// resultLine is the line of a tool result's output that names the
+// sub-agent file at path as the store declares (abi.Store.SubAgentResult:
+// "{dir}" the file's directory's name, "{stem}" its name without its
+// extension).
+func resultLine(loc *Location, path string) string {
+	return strings.NewReplacer("{dir}", filepath.Base(filepath.Dir(path)), "{stem}", stemOf(path)).Replace(loc.SubAgentResult)
 }
 
 // atCall moves a sub-agent's link to the tool call that started it,
@@ -383,6 +412,10 @@ type sessionLinks struct {
 	// JSON objects (memberKey), each with the number of the call it
 	// answers (abi.SubAgentOf.Result).
 	members map[string]int
+	// prompts are the numbers of the calls stating each prompt, by its
+	// sha256, when the store declares where a call states one
+	// (abi.Store.SubAgentPrompt, prompt.go).
+	prompts map[[32]byte][]int
 }
 
 // maxNamedLines and maxNamedLine bound what is kept of a result's output
@@ -407,15 +440,19 @@ type linkAt struct {
 // sessionLinksOf is readSession of the session's run, read once per
 // part of it: a session with many sub-agents' files is read once, not
 // once per file (the runs this sync links into it are not in it, and
-// carriedSubRun leaves them out anyway).
-func (a *Archiver) sessionLinksOf(pe *Entry) (sessionLinks, error) {
+// carriedSubRun leaves them out anyway). pm is the store's
+// abi.Store.SubAgentPrompt (nil: none).
+func (a *Archiver) sessionLinksOf(pe *Entry, pm *abi.PromptMatch) (sessionLinks, error) {
 	key := fmt.Sprintf("%s#%d", pe.RunID, pe.Parts)
+	if pm != nil {
+		key += "#" + pm.Name + "#" + pm.Input
+	}
 	a.sessionsMu.Lock()
 	defer a.sessionsMu.Unlock()
 	if in, ok := a.sessions[key]; ok {
 		return in, nil
 	}
-	in, err := a.readSession(pe.RunID)
+	in, err := a.readSession(pe.RunID, pm)
 	if err == nil {
 		if a.sessions == nil {
 			a.sessions = map[string]sessionLinks{}
@@ -425,9 +462,10 @@ func (a *Archiver) sessionLinksOf(pe *Entry) (sessionLinks, error) {
 	return in, err
 }
 
-// readSession reads a session's run for subAgentLink.
-func (a *Archiver) readSession(runID string) (sessionLinks, error) {
-	in := sessionLinks{calls: map[string][]int{}, named: map[string]int{}, members: map[string]int{}}
+// readSession reads a session's run for subAgentLink (pm: the store's
+// abi.Store.SubAgentPrompt, nil when it declares none).
+func (a *Archiver) readSession(runID string, pm *abi.PromptMatch) (sessionLinks, error) {
+	in := sessionLinks{calls: map[string][]int{}, named: map[string]int{}, members: map[string]int{}, prompts: map[[32]byte][]int{}}
 	var pairs transcript.Pairer
 	p, err := a.opts.Store.TranscriptPath(runID)
 	if err != nil {
@@ -452,6 +490,7 @@ func (a *Archiver) readSession(runID string) (sessionLinks, error) {
 				n := pairs.Call(t.CallID, ev.Path, ev.Iteration)
 				in.list = append(in.list, callAt{id: t.CallID, iteration: ev.Iteration, description: in2.Description, at: ev.Timestamp})
 				in.calls[t.CallID] = append(in.calls[t.CallID], n)
+				in.addPrompt(pm, t.Name, t.Input, n)
 			}
 		case ev.Type == transcript.ToolResult && ev.Path == "agent":
 			if t := ev.Tool(); t != nil && t.CallID != "" {

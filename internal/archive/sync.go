@@ -139,6 +139,9 @@ type Archiver struct {
 	// held are the session files whose runs are kept open for their
 	// sub-agents' files (Hold); shared by copies, as sessionsMu.
 	held *heldRuns
+	// named are the parts a sync archived whose results may name
+	// sub-tasks (noteNaming, subtasks.go); shared by copies, as held.
+	named *namedParts
 	// own tells the files of the storage itself, its directories
 	// resolved once for the whole sync (shared by the workers).
 	own *ownStorage
@@ -179,7 +182,7 @@ func Open(opts Options) (*Archiver, string, error) {
 		return nil, "", err
 	}
 	frames := &sync.Pool{New: func() any { b := make([]byte, rawfile.FrameBytes); return &b }}
-	return &Archiver{opts: opts, ledger: l, sessionsMu: &sync.Mutex{}, held: &heldRuns{paths: map[string]*heldRun{}}, own: newOwnStorage(opts.Store.Root), frames: frames}, rebuilt, nil
+	return &Archiver{opts: opts, ledger: l, sessionsMu: &sync.Mutex{}, held: &heldRuns{paths: map[string]*heldRun{}}, named: &namedParts{}, own: newOwnStorage(opts.Store.Root), frames: frames}, rebuilt, nil
 }
 
 // Close closes the ledger.
@@ -477,10 +480,13 @@ func (a *Archiver) syncOpened(ctx context.Context, out Outcome, format string, s
 			if link.Supersedes == "" {
 				link.Supersedes = legacy.RunID
 			}
-			out.Reason = joinReason(out.Reason, "child run "+legacy.RunID+" was linked at its session's latest part, before the session's records named the call that started it: archived again as a child run linked at that call, which supersedes it")
+			out.Reason = joinReason(out.Reason, "child run "+legacy.RunID+" was linked at its session's latest part, before its session named the call that started it: archived again as a child run linked at that call, which supersedes it")
 		case legacy != nil && repairID == "":
 			link.legacy = legacy.RunID
 			out.Reason = joinReason(out.Reason, "archived by an older twasm as run "+legacy.RunID+", a session of its own: archived again as a child run of its session's run, which supersedes it")
+		}
+		if link != nil && link.note != "" {
+			out.Reason = joinReason(out.Reason, link.note)
 		}
 	}
 	if a.opts.DryRun {
@@ -556,14 +562,18 @@ func (a *Archiver) legacyOf(path, parent string) *Entry {
 // looseOf is the run of a sub-agent's file (parent: its session file,
 // in store loc) that was linked at its session's latest part because the
 // session's records (abi.Store.SubAgentCalls) named no call of its run
-// then (Entry.LooseAt), when they now name one the session's run holds:
+// then, no result of it named the file (abi.Store.SubAgentResult), or no
+// call of it stated the prompt the file starts with
+// (abi.Store.SubAgentPrompt) (Entry.LooseAt), when they now name one the
+// session's run holds, a result of it names the file, or one call of it
+// states the prompt:
 // the file is archived again, whole, as a child run linked at that call,
 // and the old run is ended, superseded by it (as a legacy run is). nil
 // otherwise. The session's file is read only when its run has gained a
 // part since the call was last looked for; a look that finds none notes
 // the parts it looked at, so the next sync does not read it again.
 func (a *Archiver) looseOf(loc *Location, path, parent string) *Entry {
-	if parent == "" || loc == nil || loc.SubAgentCalls == nil {
+	if parent == "" || loc == nil || loc.SubAgentCalls == nil && loc.SubAgentResult == "" && loc.SubAgentPrompt == nil {
 		return nil
 	}
 	e := a.ledger.ByPath(path)
@@ -575,8 +585,22 @@ func (a *Archiver) looseOf(loc *Location, path, parent string) *Entry {
 		return nil
 	}
 	if id := recordCall(parent, stemOf(path), loc.SubAgentCalls); id != "" {
-		if in, err := a.sessionLinksOf(pe); err == nil && len(in.calls[id]) > 0 {
+		if in, err := a.sessionLinksOf(pe, loc.SubAgentPrompt); err == nil && len(in.calls[id]) > 0 {
 			return e
+		}
+	}
+	if loc.SubAgentResult != "" {
+		if in, err := a.sessionLinksOf(pe, loc.SubAgentPrompt); err == nil {
+			if _, ok := in.named[resultLine(loc, path)]; ok {
+				return e
+			}
+		}
+	}
+	if prompt := filePrompt(path, loc.SubAgentPrompt); prompt != "" {
+		if in, err := a.sessionLinksOf(pe, loc.SubAgentPrompt); err == nil {
+			if n, _ := in.promptCall(prompt); n >= 0 {
+				return e
+			}
 		}
 	}
 	if !a.opts.DryRun {

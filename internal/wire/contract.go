@@ -52,7 +52,12 @@ const (
 	// added after it without a bump of their own: a record that names
 	// the sub-agent beside its one call, the file's name by a part of it
 	// (RecordCalls.AgentIn and Prefix: Claude Code's).
-	Minor = 10
+	// Minor 11: a sub-agent's file linked at the call whose input states
+	// the prompt the file starts with (Store.SubAgentPrompt: the Kimi
+	// CLI's <uuid>_sub_N.jsonl before 0.59), and a folder store's session
+	// linked at the call whose result in another session's run names it
+	// (StoreParent.Result: Roo Code 3.35 to 3.48's sub-tasks).
+	Minor = 11
 )
 
 // HostModule is the import module of the host functions. It carries the

@@ -309,7 +309,9 @@ func (n *normalizer) user(m abi.Value, idx int, key sdk.Str, out *sdk.Out) {
 	if content.Kind() == abi.KindString {
 		s := content.String()
 		name, body, ok := parseTextResult(s)
-		if !ok || !n.textResult(name, body, ts, out) {
+		if !ok && n.subtaskResult(s, ts, out) {
+			ok = true
+		} else if !ok || !n.textResult(name, body, ts, out) {
 			text(sdk.Text(content), s)
 		}
 	}
@@ -356,6 +358,9 @@ func (n *normalizer) user(m abi.Value, idx int, key sdk.Str, out *sdk.Out) {
 				if nname, nok := notExecuted(s); nok && n.notRun(nname, s, ts, out) {
 					continue
 				}
+				if n.subtaskResult(s, ts, out) {
+					continue
+				}
 			}
 			if !ok || !n.textResult(name, body, ts, out) {
 				if ok {
@@ -394,12 +399,44 @@ func originOf(s string, idx int) string {
 		strings.HasPrefix(t, "Tool [") && strings.Contains(t, "not executed"),
 		strings.HasPrefix(t, "[Continue assisting"),
 		strings.HasPrefix(t, "[new_task completed] Result:"),
+		subtaskReport(t),
 		strings.HasPrefix(t, "<explicit_instructions"),
 		strings.HasPrefix(t, "The user has accepted the condensed conversation summary"),
 		strings.HasPrefix(t, "This session is being continued from a previous conversation"):
 		return sdk.OriginInjected
 	}
 	return sdk.OriginPrompt
+}
+
+// subtaskReport reports whether s is the report Roo Code 3.35 to 3.48
+// hands a task whose sub-task ended, "Subtask <child id>
+// completed.\n\nResult:\n<its result>" (ClineProvider.
+// reopenParentFromDelegation): a new_task call's tool_result under the
+// native tool protocol, a user text under the XML one.
+func subtaskReport(s string) bool {
+	first, rest, _ := strings.Cut(s, "\n")
+	id, ok := strings.CutSuffix(strings.TrimPrefix(first, "Subtask "), " completed.")
+	return ok && len(first) > len("Subtask  completed.") && id != "" && !strings.ContainsAny(id, " \t/\\") && strings.HasPrefix(rest, "\nResult:")
+}
+
+// subtaskResult reports a sub-task's report written as a user text (the
+// XML tool protocol: subtaskReport) as the result of the new_task call
+// waiting for it, the call's own result never saved (Roo pushes it after
+// the task was saved and closed, delegateParentAndOpenChild). False when
+// s is no such report or no new_task call waits: the text is then
+// Roo's injected context.
+func (n *normalizer) subtaskResult(s string, ts sdk.Str, out *sdk.Out) bool {
+	if !subtaskReport(s) {
+		return false
+	}
+	for i, p := range n.pending {
+		if p.name == "new_task" {
+			n.pending = append(n.pending[:i:i], n.pending[i+1:]...)
+			n.result(p.id, p.name, s, false, ts, out)
+			return true
+		}
+	}
+	return false
 }
 
 // textResult reports a tool result Cline wrote as a user text ("[name

@@ -67,8 +67,11 @@ func vscodeStores(name, ext, provider string, parent *abi.StoreParent) []abi.Sto
 
 // subTask is where Roo Code (and Kilo Code, its fork) names a sub-task's
 // parent: history_item.json's parentTaskId, the parent's folder name.
-// The host makes the sub-task's run a child run of its parent's.
-var subTask = &abi.StoreParent{File: fileHistory, Member: "parentTaskId"}
+// The host makes the sub-task's run a child run of its parent's. Before
+// history_item.json (Roo Code 3.35 to 3.48) only the parent names the
+// sub-task: its new_task call's result, "Subtask <child id>
+// completed.\n\nResult:\n...", once the sub-task ended (ABI 1.11).
+var subTask = &abi.StoreParent{File: fileHistory, Member: "parentTaskId", Result: "Subtask {key} completed."}
 
 // stores are the task folders of Cline (its CLI and, since 2026, its
 // extension keep them under ~/.cline/data; older extensions under the

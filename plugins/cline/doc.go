@@ -176,20 +176,34 @@
 //     per-task history store); before, a task's HistoryItem
 //     (parentTaskId, rootTaskId, childIds, number) was kept only in the
 //     editor's global state (state.vscdb, taskHistory), and nothing in a
-//     sub-task's folder names its parent, so such a sub-task is a run of
-//     its own. From 3.35 (9b5f639, delegation) to 3.48 the parent's
-//     conversation names it: the new_task call's result becomes
-//     "Subtask <child id> completed.\n\nResult:\n..." once the child
-//     ends (ClineProvider.reopenParentFromDelegation; "Delegated to child
-//     task <id>", the result the call gave, is pushed after the parent
-//     was flushed and closed, delegateParentAndOpenChild, so as far as
-//     the source shows it is not saved). Linking by that text would need the host to
-//     find a session's parent among other sessions' results, which no
-//     store field declares: not done. Before 3.35 the result is
+//     sub-task's folder names its parent. From 3.35 (9b5f639, delegation)
+//     to 3.48 the parent's conversation names it: the new_task call's
+//     result becomes "Subtask <child id> completed.\n\nResult:\n..." once
+//     the child ends (ClineProvider.reopenParentFromDelegation, a
+//     tool_result appended to api_conversation_history.json; "Delegated to
+//     child task <id>", the result the call gave, is pushed after the
+//     parent was flushed and closed, delegateParentAndOpenChild, so as far
+//     as the source shows it is not saved); under the XML tool protocol
+//     (no tool_use to answer) the same words are a user text, read as
+//     the result of the new_task call waiting for it (subtaskResult; with
+//     none waiting, Roo's injected context, not a prompt). The stores
+//     declare that line
+//     (abi.StoreParent.Result "Subtask {key} completed.", ABI 1.11): the
+//     sync that archives the parent's result makes the sub-task's run a
+//     child run of the parent's, linked at the new_task call, and archives
+//     again, whole, a sub-task synced before as a run of its own (the usual
+//     order: the sub-task runs, and ends, before its parent's result is
+//     written), which the child run supersedes; the tasks a twasm before
+//     this archived are looked at once, by the first sync after it. A
+//     sub-task whose folder that sync could not read (changed in the
+//     last seconds, or put there later) stays a run of its own. Before
+//     3.35 the result is
 //     "Successfully created new task in <mode> mode with message: ...",
-//     naming no task. Kilo Code's legacy extension (its task files
-//     api_conversation_history.json, ui_messages.json,
-//     task_metadata.json; no history_item.json) is in the same case.
+//     naming no task: such a sub-task is a run of its own. Kilo Code's
+//     legacy extension (its task files api_conversation_history.json,
+//     ui_messages.json, task_metadata.json; no history_item.json) shares
+//     the declaration: its sub-tasks are linked where its results name
+//     them so, else are runs of their own.
 //
 // A file read alone (import of api_conversation_history.json or
 // ui_messages.json) is told by its shape. A task whose conversation file

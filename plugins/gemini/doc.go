@@ -190,8 +190,18 @@
 // chat's only: counted once): the call's record states no agentId, its
 // result and resultDisplay (SubagentProgress, whose activity ids are
 // random UUIDs) name nothing of the chat, and the chat does not name the
-// agent or the call; only times (the chat's startTime between the call's
-// message and its record) would tie them, which no store field declares.
+// agent or the call. Its first user message is the agent's query
+// template filled with the call's arguments (local-executor.ts at
+// v0.38.2: templateString(promptConfig.query, inputs), else "Get
+// Started!"): the generalist's "${request}" states the call's request
+// as it is, but codebase_investigator's wraps the objective in its own
+// words and an agent without a query states nothing of the call, so the
+// prompt match the Kimi CLI's sub-agents are linked by
+// (abi.Store.SubAgentPrompt: equal strings, in a JSON Lines file's
+// first records) does not hold for them, and these chats are
+// pretty-printed JSON documents besides; only times (the chat's
+// startTime between the call's message and its record) would tie the
+// rest, which is not a link to rely on.
 // In 0.31 to 0.36 the sub-agent's GeminiChat recorded under its caller's
 // promptId, the session's id (LocalAgentExecutor.executionContext), so
 // its chat is chats/session-<minute>-<the id's first 8 characters>.json

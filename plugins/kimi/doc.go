@@ -65,7 +65,7 @@
 //     file has no times, no model and no usage: none is reported. A
 //     sub-agent's context is a file of its own (<uuid>_sub_N.jsonl, the
 //     same format; its first prompt the Task call's prompt), a child
-//     run of the session's (Sub-agents below).
+//     run of the session's linked at that call (Sub-agents below).
 //
 // None has a terminal record: the step is reported with NoTerminal and
 // the host settles its status by the session rule of spec §6.7.
@@ -162,24 +162,42 @@
 // output starts "agent_id: agent-0". The store declares it
 // (abi.Store.SubAgentResult "agent_id: {dir}", {dir} the journal's
 // directory), and the host links the run at that call, in the part that
-// holds it, named by the call's description. A sub-agent no result of the
-// session names (its result not written yet when the session was archived,
-// or a sub-agent's own sub-agent, whose Agent call is in the sub-agent's
-// journal, in the same directory) is linked at the session's latest part:
-// which call started it is not guessed. The Kimi CLI before 0.59 kept each
+// holds it, named by the call's description. A foreground Agent call's
+// result is written once the sub-agent answered (agentTool.ts,
+// formatForegroundAgentSuccess): a sub-agent synced while it ran is
+// linked at the session's latest part, and archived again at its call by
+// the sync that finds the result in the session's run (the first run
+// ended, superseded). A sub-agent no result of the session names (a
+// sub-agent's own sub-agent, whose Agent call is in the sub-agent's
+// journal, in the same directory) stays linked at the session's latest
+// part: which call started it is not guessed. The Kimi CLI before 0.59 kept each
 // sub-agent's context in <session uuid>_sub_N.jsonl beside the session's
 // (tools/multiagent/task.py: next_available_rotation of <uuid>_sub.jsonl,
 // N from 1 in the order the Task calls ran): the store declares them
 // (abi.Store.SubAgents "{stem}_sub_N.jsonl", N one to four digits) and
-// the host makes each a child run of the session's, linked at the
-// session's latest part. Nothing names the Task call that started it: the
-// sub-agent's file states no call id, the call's result is the
-// sub-agent's last answer (ToolOk(output=final_response)) and its
-// arguments hold the prompt its file starts with; a Task call refused
-// before it ran ("Subagent not found") made no file, so N is not the
-// N-th Task call either. Linking at the call would need the host to
-// match the call's prompt or result text with the file, which no store
-// field declares: not guessed.
+// the host makes each a child run of the session's. Nothing names the
+// Task call that started it: the sub-agent's file states no call id, the
+// call's result is the sub-agent's last answer
+// (ToolOk(output=final_response)); a Task call refused before it ran
+// ("Subagent not found") made no file, so N is not the N-th Task call
+// either, and the calls of one step run at once. But the sub-agent runs
+// on the call's prompt argument as given (run_soul(soul, prompt): its
+// file's first user message, a string, after the checkpoint lines and,
+// for an agent with the SendDMail tool, a checkpoint user message whose
+// content is an array). The store declares that (abi.Store.SubAgentPrompt
+// {record "/content", input "/prompt", name "Task"}, ABI 1.11): the host
+// links the run at the one Task call whose prompt the file starts with,
+// in the part that holds it, named by the call's description. The CLI
+// writes a step's message, its Task call with it, to the session's file
+// only once its tools returned (kimisoul.py _grow_context), so a
+// sub-agent synced while it ran is linked at the session's latest part,
+// and archived again at its call by the sync that finds the session's
+// run holding it (the first run ended, superseded). Two Task calls with
+// the same prompt say nothing of which started which file: such a file
+// is linked at the session's latest part, and the sync says why. One
+// whose prompt a compaction removed (compact_context rotates the file and
+// starts it again with the summary, no user message) is linked at the
+// session's latest part too.
 //
 // Side questions. The Kimi CLI's /btw asks a side question while the
 // agent works (soul/btw.py): a separate model call answers it from the

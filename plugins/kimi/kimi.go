@@ -34,7 +34,12 @@ var Plugin = sdk.Plugin{
 			// (the Task tool) in <uuid>_sub_N.jsonl beside it: a child
 			// run of the session's (contextPattern).
 			{Name: "Kimi CLI context files (before 0.59)", Roots: []abi.Root{{Env: "KIMI_SHARE_DIR"}, {Path: "~/.kimi"}}, Dir: "sessions",
-				Pattern: contextPattern, SubAgents: "{stem}" + contextSub + ".jsonl"},
+				Pattern: contextPattern, SubAgents: "{stem}" + contextSub + ".jsonl",
+				// Nothing names the Task call that started a sub-agent,
+				// but its context starts with the call's prompt as its
+				// first user message: the run is linked at the one Task
+				// call stating it.
+				SubAgentPrompt: &abi.PromptMatch{Record: "/content", Input: "/prompt", Name: "Task"}},
 		},
 		// The session id is only in the path (the session's directory).
 		SourceFacts: true,

@@ -25,6 +25,9 @@ type subAgentSet struct {
 	sidecars        []capturedFile
 	wantIn, wantOut int64
 	sessions        int
+	// wantLinks, when set, is what the session's links must be (sorted),
+	// sync's and import's alike.
+	wantLinks string
 }
 
 // capturedFile is a file of a set: a capture of the project's, or, where
@@ -152,6 +155,20 @@ var (
 			{rel: chats + "5a1d2c3e-0f4b-4c6d-8e9f-0a1b2c3d4e5f/9c8b7a6d-5e4f-4a3b-9c2d-1e0f9a8b7c6d.jsonl", golden: "gemini/session_jsonl_subagent_child.jsonl"},
 		}, wantIn: 6400 + 3900, wantOut: 150 + 215, sessions: 1}
 	}()
+	// The Kimi CLI before 0.59: a session's context file and its Task
+	// call's sub-agent's (<uuid>_sub_1.jsonl beside it, starting with the
+	// call's prompt: the kimi goldens' lines). They state no usage.
+	kimiContextSet = func() subAgentSet {
+		const dir = ".kimi/sessions/0d8f0b6c1e2a3b4c5d6e7f8091a2b3c4/7b1e4c2a-5d3f-4e6a-8b9c-0a1b2c3d4e5f"
+		return subAgentSet{files: []capturedFile{
+			{rel: dir + ".jsonl", golden: "kimi/context_v058_subagent_parent.jsonl"},
+			{rel: dir + "_sub_1.jsonl", golden: "kimi/context_v058_subagent_child.jsonl"},
+		},
+			// At the Task call stating the sub-agent's prompt, in the
+			// first part, named by the call's description.
+			wantLinks: link{path: "agent." + "7b1e4c2a-5d3f-4e6a-8b9c-0a1b2c3d4e5f_sub_1_Task_0", title: "Find config parsing",
+				child: "kimi session 7b1e4c2a-5d3f-4e6a-8b9c-0a1b2c3d4e5f_sub_1"}.String()}
+	}()
 )
 
 // codexSetIn is the codex set, the child's rollout in day directory day.
@@ -191,6 +208,9 @@ func nthFileOf(stream []byte, n int) []byte {
 	var out []byte
 	files := 0
 	for _, l := range strings.SplitAfter(string(stream), "\n") {
+		if strings.HasPrefix(l, `{"$twasm":"source"`) {
+			continue // the facts line, the host's
+		}
 		if strings.HasPrefix(l, `{"$twasm":"file"`) {
 			files++
 			continue
@@ -334,7 +354,7 @@ func syncedOf(t *testing.T, s subAgentSet) synced {
 func TestImportSessionWithSubAgents(t *testing.T) {
 	t.Parallel()
 	sets := map[string]subAgentSet{"claude": claudeSet, "kimi": kimiSet, "cursor": cursorSet, "droid": droidSet, "droid settings": droidSettingsSet,
-		"droid sub-session settings": droidSubSettingsSet, "codex": codexSet, "gemini": geminiSet}
+		"droid sub-session settings": droidSubSettingsSet, "codex": codexSet, "gemini": geminiSet, "kimi context": kimiContextSet}
 	ref := map[string]synced{} // what sync makes of each
 	for name, s := range sets {
 		ref[name] = syncedOf(t, s)
@@ -358,6 +378,8 @@ func TestImportSessionWithSubAgents(t *testing.T) {
 		{name: "codex, sub-agent first, auto", set: "codex", provider: "auto", order: []int{1, 0}},
 		{name: "gemini, session first", set: "gemini", provider: "gemini", order: []int{0, 1}},
 		{name: "gemini, sub-agent first, auto", set: "gemini", provider: "auto", order: []int{1, 0}},
+		{name: "kimi cli context, session first", set: "kimi context", provider: "kimi", order: []int{0, 1}},
+		{name: "kimi cli context, sub-agent first, auto", set: "kimi context", provider: "auto", order: []int{1, 0}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
@@ -414,6 +436,9 @@ func TestImportSessionWithSubAgents(t *testing.T) {
 					t.Errorf("%s: its link %s completed %q, want its run's status %q", filepath.Base(p), l.path, got, want)
 				}
 			}
+			if want := s.wantLinks; want != "" && sorted(links) != want {
+				t.Errorf("the session's links:\n%s\nwant:\n%s", sorted(links), want)
+			}
 			if got, want := sorted(links), ref[c.set].links; got != want {
 				t.Errorf("the session's links:\n%s\nsync's:\n%s", got, want)
 			}
@@ -453,7 +478,7 @@ func TestImportSessionWithSubAgents(t *testing.T) {
 func TestImportSessionAndSubAgentsApart(t *testing.T) {
 	t.Parallel()
 	sets := map[string]subAgentSet{"claude": claudeSet, "kimi": kimiSet, "cursor": cursorSet, "droid": droidSet,
-		"droid settings": droidSettingsSet, "codex": codexSet, "codex same day": codexSameDaySet, "gemini": geminiSet}
+		"droid settings": droidSettingsSet, "codex": codexSet, "codex same day": codexSameDaySet, "gemini": geminiSet, "kimi context": kimiContextSet}
 	for _, c := range []struct {
 		name, set string
 		imports   [][]int // the set's files given to each import, in turn
@@ -475,6 +500,8 @@ func TestImportSessionAndSubAgentsApart(t *testing.T) {
 		{name: "codex, sub-agent then parent (another day's)", set: "codex", imports: [][]int{{1}, {0}}},
 		{name: "gemini, session then sub-agent", set: "gemini", imports: [][]int{{0}, {1}}},
 		{name: "gemini, sub-agent then session", set: "gemini", imports: [][]int{{1}, {0}}},
+		{name: "kimi cli context, session then sub-agent", set: "kimi context", imports: [][]int{{0}, {1}}},
+		{name: "kimi cli context, sub-agent then session", set: "kimi context", imports: [][]int{{1}, {0}}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
@@ -518,6 +545,9 @@ func TestImportSessionAndSubAgentsApart(t *testing.T) {
 					t.Errorf("%s: run %s has parent %q, want the session's run %s", filepath.Base(p), runs[p], evs[0].ParentRunID, session)
 				}
 			}
+			if want := s.wantLinks; want != "" && ref.links != want {
+				t.Errorf("sync's links:\n%s\nwant:\n%s", ref.links, want)
+			}
 			if got := sorted(linksOf(t, h.Stor, session)); got != ref.links {
 				t.Errorf("the session's links:\n%s\nsync's:\n%s", got, ref.links)
 			}
@@ -538,7 +568,7 @@ func TestImportSessionAndSubAgentsApart(t *testing.T) {
 // provider is the provider the set's files are given as.
 func (s subAgentSet) provider() string {
 	switch {
-	case strings.HasPrefix(s.files[0].rel, ".kimi-code/"):
+	case strings.HasPrefix(s.files[0].rel, ".kimi-code/"), strings.HasPrefix(s.files[0].rel, ".kimi/"):
 		return "kimi"
 	case strings.HasPrefix(s.files[0].rel, ".cursor/"):
 		return "cursor"

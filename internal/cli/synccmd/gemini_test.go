@@ -112,7 +112,7 @@ func TestSyncGeminiSubAgent(t *testing.T) {
 				// then, once the session's part brought the call,
 				// archived again at the call (in the second part),
 				// superseding that run.
-				wantRelinked(t, h, parentRun, loose, childRun, "agent."+geminiChildID, "agent."+geminiChildID+"_"+geminiCall)
+				wantRelinked(t, h, parentRun, loose, childRun, geminiCall, "agent."+geminiChildID, "agent."+geminiChildID+"_"+geminiCall)
 				// stats --all counts the sub-agent's 215 output tokens
 				// once (the superseded run's agent step left out).
 				var st struct {
@@ -137,9 +137,9 @@ func TestSyncGeminiSubAgent(t *testing.T) {
 
 // wantRelinked checks that run parent links run loose at path in its
 // first part and run child at path2 in the part holding the call
-// geminiCall, the second, the second link superseding loose, which
+// callID, the second, the second link superseding loose, which
 // ended saying child superseded it; the three runs valid.
-func wantRelinked(t *testing.T, h *clitest.Home, parent, loose, child, path, path2 string) {
+func wantRelinked(t *testing.T, h *clitest.Home, parent, loose, child, callID, path, path2 string) {
 	t.Helper()
 	if loose == "" || loose == child {
 		t.Fatalf("child runs %q then %q: want two", loose, child)
@@ -157,7 +157,7 @@ func wantRelinked(t *testing.T, h *clitest.Home, parent, loose, child, path, pat
 	callAt := -1
 	for _, ev := range clitest.ReadRun(t, clitest.TranscriptPath(h.Stor, parent)) {
 		switch {
-		case ev.Type == transcript.ToolCall && ev.Tool() != nil && ev.Tool().CallID == geminiCall:
+		case ev.Type == transcript.ToolCall && ev.Tool() != nil && ev.Tool().CallID == callID:
 			callAt = ev.Iteration
 		case ev.Type == transcript.StepCallWorkflowStarted && ev.ChildRunID != "":
 			l := link{child: ev.ChildRunID, path: ev.Path, iteration: ev.Iteration}
@@ -171,13 +171,8 @@ func wantRelinked(t *testing.T, h *clitest.Home, parent, loose, child, path, pat
 	if callAt != 1 || !slices.Equal(links, want) {
 		t.Errorf("links %+v, the call in part %d: want %+v, the call in part 1", links, callAt, want)
 	}
-	evs := clitest.ReadRun(t, clitest.TranscriptPath(h.Stor, loose))
-	var by string
-	if last := evs[len(evs)-1]; last.Type == transcript.RunCompleted && last.Step() != nil {
-		_ = json.Unmarshal(last.Step().Extra[lifecycle.SupersededByField], &by)
-	}
-	if by != child {
-		t.Errorf("the first child run ends %s superseded by %q, want run.completed superseded by %s", evs[len(evs)-1].Type, by, child)
+	if by := supersededBy(t, h, loose); by != child {
+		t.Errorf("the first child run ends superseded by %q, want run.completed superseded by %s", by, child)
 	}
 	for _, id := range []string{parent, loose, child} {
 		h.OK("validate", id)

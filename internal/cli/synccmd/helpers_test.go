@@ -9,6 +9,7 @@ import (
 
 	"github.com/twasm/twasm/internal/testing/clitest"
 	"github.com/twasm/twasm/internal/tools/wasmbuild"
+	"github.com/twasm/twasm/lifecycle"
 	"github.com/twasm/twasm/transcript"
 )
 
@@ -342,4 +343,16 @@ func wantLinkedIn(t *testing.T, h *clitest.Home, parent, child, path string, ite
 	for _, id := range []string{parent, child} {
 		h.OK("validate", id)
 	}
+}
+
+// supersededBy is the run that run id's run.completed says supersedes it
+// (lifecycle.SupersededByField), "" when its last line says none.
+func supersededBy(t *testing.T, h *clitest.Home, id string) string {
+	t.Helper()
+	evs := clitest.ReadRun(t, clitest.TranscriptPath(h.Stor, id))
+	var by string
+	if last := evs[len(evs)-1]; last.Type == transcript.RunCompleted && last.Step() != nil {
+		_ = json.Unmarshal(last.Step().Extra[lifecycle.SupersededByField], &by)
+	}
+	return by
 }

@@ -2,7 +2,9 @@ package synccmd_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -159,56 +161,189 @@ func TestSyncKimiContextFiles(t *testing.T) {
 // beside the session's, <uuid4>_sub_1.jsonl (goldens
 // context_v058_subagent_parent and _child, written from the 0.58
 // source), is archived by `twasm sync` as the session's run with the
-// sub-agent's as its child run, linked at the session's latest part
-// (neither file names the other's call: see plugins/kimi/doc.go),
-// whether both files are there at once or the sub-agent's is found
-// after the session was synced; a copy a compaction rotated
+// sub-agent's as its child run, linked at the Task call whose prompt
+// argument the sub-agent's file starts with (abi.Store.SubAgentPrompt:
+// nothing else names the call, plugins/kimi/doc.go), in the part holding
+// it and named by its description, in every order the files arrive:
+// both at once; the sub-agent's after the session was synced; the
+// sub-agent's synced while its Task call ran (the CLI writes the call to
+// the session's file once the sub-agent answered: linked at the
+// session's latest part, then, once a part of the session brings the
+// call, archived again at the call, superseding the first); the
+// sub-agent's file before its session's (a run of its own, archived
+// again at the call once the session's file comes, the first ended,
+// superseded). Two Task calls stating the same prompt say nothing of
+// which started the file: it is linked at the session's latest part,
+// and the sync says why. A copy a compaction rotated
 // (<uuid4>_sub_1_1.jsonl) is neither. doctor counts one session; ls
 // lists the session alone, tree its one sub-run with the sub-agent's two
-// calls (and renormalize the same); a second sync changes nothing.
-// Before, the store's glob left the sub-agent's file out: its turns were
-// in no run.
+// calls (and renormalize the same); a further sync changes nothing.
+// Before, the run was linked at the session's latest part in every
+// case, the part before the call's when the sub-agent was synced while
+// it ran, and a sub-agent found before its session stayed a run of its
+// own beside the session's: tree counted no sub-run.
 func TestSyncKimiContextSubAgent(t *testing.T) {
 	t.Parallel()
-	const uuid = "7b1e4c2a-5d3f-4e6a-8b9c-0a1b2c3d4e5f"
+	const (
+		uuid = "7b1e4c2a-5d3f-4e6a-8b9c-0a1b2c3d4e5f"
+		call = "Task:0"
+		desc = "Find config parsing"
+	)
 	body := func(golden string) []byte {
 		raw := clitest.ReadFile(t, clitest.Golden("kimi", golden))
 		return raw[bytes.IndexByte(raw, '\n')+1:] // the golden's facts line is the host's
 	}
 	parent, child := body("context_v058_subagent_parent.jsonl"), body("context_v058_subagent_child.jsonl")
+	lines := bytes.SplitAfter(parent, []byte("\n"))
+	// running: what the session's file holds while the Task call runs
+	// (two checkpoints and the prompt: kimisoul.py appends the step's
+	// message and its tool results once the tools returned).
+	running := bytes.Join(lines[:3], nil)
+	// twice: the Task call and its result made again as Task:1, with the
+	// same prompt.
+	again := bytes.ReplaceAll(bytes.Join(lines[3:5], nil), []byte(call), []byte("Task:1"))
+	twice := bytes.Join([][]byte{bytes.Join(lines[:5], nil), again, bytes.Join(lines[5:], nil)}, nil)
 	dir := filepath.Join(".kimi", "sessions", "0d8f0b6c1e2a3b4c5d6e7f8091a2b3c4")
 	session, sub := filepath.Join(dir, uuid+".jsonl"), filepath.Join(dir, uuid+"_sub_1.jsonl")
-	for _, later := range []bool{false, true} {
-		t.Run(map[bool]string{false: "both at once", true: "the sub-agent's file after the session was synced"}[later], func(t *testing.T) {
+	const (
+		atOnce = iota
+		later
+		whileRunning
+		subFirst
+		samePrompt
+	)
+	for _, c := range []struct {
+		name  string
+		order int
+	}{
+		{"both at once", atOnce},
+		{"the sub-agent's file after the session was synced", later},
+		{"the sub-agent's file synced while its Task call ran", whileRunning},
+		{"the sub-agent's file before its session's", subFirst},
+		{"two Task calls stating the same prompt", samePrompt},
+	} {
+		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			h := clitest.NewHome(t)
 			store := filepath.Join(h.Dir, ".kimi")
-			h.Put(session, parent, time.Hour)
 			h.Put(filepath.Join(dir, uuid+"_sub_1_1.jsonl"), child[:bytes.Index(child, []byte("\n"))+1], 2*time.Hour)
 			runs := map[string]string{}
-			if later {
-				for p, id := range syncNewRuns(t, h, store, "sync of the session", 1) {
+			syncNew := func(what string, want int) {
+				t.Helper()
+				for p, id := range syncNewRuns(t, h, store, what, want) {
 					runs[p] = id
 				}
 			}
-			h.Put(sub, child, time.Hour)
+			first := "" // the sub-agent's run the last sync superseded
+			switch c.order {
+			case atOnce:
+				h.Put(session, parent, time.Hour)
+				h.Put(sub, child, time.Hour)
+				syncNew("sync", 2)
+			case later:
+				h.Put(session, parent, time.Hour)
+				syncNew("sync of the session", 1)
+				h.Put(sub, child, time.Hour)
+				syncNew("sync of the sub-agent", 1)
+			case whileRunning:
+				h.Put(session, running, time.Hour)
+				h.Put(sub, child, time.Hour)
+				syncNew("sync while the Task call ran", 2)
+				h.Put(session, parent, 30*time.Minute)
+				got := syncWant(t, h, store, "sync of the session's second part", map[string]int{"grown": 1, "new": 1})
+				first = runs[filepath.Join(h.Dir, sub)]
+				runs[filepath.Join(h.Dir, sub)] = got["new"][0]
+			case subFirst:
+				h.Put(sub, child, time.Hour)
+				syncNew("sync of the sub-agent's file alone", 1)
+				first = runs[filepath.Join(h.Dir, sub)]
+				h.Put(session, parent, time.Hour)
+				syncNew("sync after the session's file came", 2)
+			case samePrompt:
+				h.Put(session, twice, time.Hour)
+				h.Put(sub, child, time.Hour)
+				var r clitest.Result
+				clitest.Unchanged(t, store, "sync", func() { r = h.OK("sync") })
+				if !strings.Contains(r.Out, "2 calls of its session's run state the prompt its file starts with: linked at the session's latest part") {
+					t.Errorf("sync: want the sub-agent's outcome to say why it is not linked at a call: %v", r)
+				}
+				for _, l := range strings.Split(strings.TrimSpace(r.Out), "\n") {
+					if f := strings.Split(l, "\t"); len(f) >= 4 && f[0] == "new" {
+						runs[f[3]] = f[1]
+					}
+				}
+			}
 			if s := doctorStores(t, h, h.Dir)["Kimi CLI context files (before 0.59)"]; !s.Found || s.Sessions != 1 {
 				t.Errorf("doctor: %+v, want the one session", s)
 			}
-			want := 2
-			if later {
-				want = 1
-			}
-			for p, id := range syncNewRuns(t, h, store, "sync", want) {
-				runs[p] = id
-			}
 			parentRun, childRun := runs[filepath.Join(h.Dir, session)], runs[filepath.Join(h.Dir, sub)]
-			if parentRun == "" || childRun == "" {
-				t.Fatalf("runs %v: want the session's and the sub-agent's", runs)
+			if parentRun == "" || childRun == "" || childRun == first {
+				t.Fatalf("runs %v: want the session's and a new one of the sub-agent's", runs)
 			}
-			wantLinkedIn(t, h, parentRun, childRun, "agent."+uuid+"_sub_1", 0)
+			switch c.order {
+			case whileRunning:
+				wantRelinked(t, h, parentRun, first, childRun, call, "agent."+uuid+"_sub_1", "agent."+uuid+"_sub_1_Task_0")
+			case samePrompt:
+				wantLinkedIn(t, h, parentRun, childRun, "agent."+uuid+"_sub_1", 0)
+			default:
+				wantLinkedAt(t, h, parentRun, childRun, call, "agent."+uuid+"_sub_1_Task_0", desc)
+			}
+			if c.order == subFirst {
+				if by := supersededBy(t, h, first); by != childRun {
+					t.Errorf("the sub-agent's first run %s ends superseded by %q, want superseded by %s", first, by, childRun)
+				}
+			}
 			syncWant(t, h, store, "sync with nothing new", nothing)
 			wantSubAgentTotals(t, h, parentRun, [2]int64{0, 0}, [2]int64{0, 0}, 1, 2)
 		})
 	}
+}
+
+// TestSyncKimiCodeSubAgentRelinked: a Kimi Code sub-agent's journal
+// (agents/agent-0/wire.jsonl, a real capture with its main agent's)
+// synced while its foreground Agent call ran (the main journal holds no
+// result naming "agent_id: agent-0" yet: Kimi Code writes it once the
+// sub-agent answered, agentTool.ts formatForegroundAgentSuccess) is
+// linked at the session's latest part; once the session's next part
+// brings the call and its result, the next sync archives the journal
+// again as a child run linked at the call (abi.Store.SubAgentResult),
+// superseding the first, which ends saying so. ls lists the session
+// alone and stats counts the sub-agent's 330 output tokens once, beside
+// the main agent's 5515; a further sync changes nothing. Before, the
+// first link stayed at the part before the call's for good.
+func TestSyncKimiCodeSubAgentRelinked(t *testing.T) {
+	t.Parallel()
+	const call = "Agent_3"
+	capture := func(name string) []byte {
+		return clitest.ReadFile(t, filepath.Join(clitest.Root, "testdata", "captures", "kimi", name))
+	}
+	main := bytes.SplitAfter(capture("as_code_tools_subagent_main.jsonl"), []byte("\n"))
+	agents := filepath.Join(".kimi-code", "sessions", "wd_proj_3f2a1b0c9d8e", "session_5c1e0d1a", "agents")
+	session, sub := filepath.Join(agents, "main", "wire.jsonl"), filepath.Join(agents, "agent-0", "wire.jsonl")
+	h := clitest.NewHome(t)
+	store := filepath.Join(h.Dir, ".kimi-code")
+	h.Put(session, bytes.Join(main[:65], nil), time.Hour) // up to the Agent call, not written yet
+	h.Put(sub, capture("as_code_subagent_agent0.jsonl"), time.Hour)
+	runs := syncNewRuns(t, h, store, "sync while the Agent call ran", 2)
+	parentRun, loose := runs[filepath.Join(h.Dir, session)], runs[filepath.Join(h.Dir, sub)]
+	if parentRun == "" || loose == "" {
+		t.Fatalf("runs %v: want the session's and the sub-agent's", runs)
+	}
+	h.Put(session, bytes.Join(main, nil), 30*time.Minute)
+	got := syncWant(t, h, store, "sync of the session's second part", map[string]int{"grown": 1, "new": 1})
+	if got["grown"][0] != parentRun {
+		t.Fatalf("sync: %v, want the session's run %s grown", got, parentRun)
+	}
+	childRun := got["new"][0]
+	wantRelinked(t, h, parentRun, loose, childRun, call, "agent.wire", "agent.wire_"+call)
+	if row := lsRow(t, h, parentRun); row.SubRunUsage["output_tokens"] != 330 || row.UsageInAll["output_tokens"] != 5515+330 {
+		t.Errorf("ls --json: %+v, want the sub-agent's 330 output tokens, once, beside the session's 5515", row)
+	}
+	var st struct {
+		UsageInAll map[string]int64 `json:"usage_in_all"`
+	}
+	if err := json.Unmarshal([]byte(h.OK("stats", "--all", "--json").Out), &st); err != nil || st.UsageInAll["output_tokens"] != 5515+330 {
+		t.Errorf("stats --all --json: usage_in_all %v (%v), want 5515 + 330 output tokens, once", st.UsageInAll, err)
+	}
+	syncWant(t, h, store, "sync with nothing new", nothing)
 }

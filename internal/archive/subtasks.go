@@ -1,0 +1,255 @@
+package archive
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/twasm/twasm/internal/runctl"
+)
+
+// A folder store's session may name no parent while its parent names it
+// (abi.StoreParent.Result, ABI 1.11): Roo Code 3.35 to 3.48 kept a
+// sub-task's HistoryItem (parentTaskId) only in the editor's state, and
+// wrote the new_task call's result into the parent's conversation once
+// the sub-task ended, "Subtask <child id> completed.\n\nResult:\n..."
+// (ClineProvider.reopenParentFromDelegation). The sub-task's folder is
+// the directory of that id beside the parent's. So the link is made from
+// the parent's side, by the sync that archives a part of the parent
+// whose results name the sub-task: syncFolder notes such a part
+// (noteNaming), and once every session of the sync is done, one worker
+// (linkNamed) reads the parent's run for the results naming other
+// sessions and archives each named session whose run is not a child run
+// yet as one of the parent's run, linked at the call its result answers
+// (subAgentPath, named by the call's description): a session archived
+// before as a run of its own (the sub-task ran, and was synced, before
+// its parent's result was written; or the sync met it first) is
+// archived again, whole, and its first run ended, superseded by the
+// child run (as a sub-agent file's legacy run is), so its tokens count
+// once; a sub-task's own sub-tasks, linked in its first run, follow it
+// into the child run. A named session not archivable then (its files not
+// settled, or not there yet) is left as it is: a later sync archives it
+// as a run of its own, and nothing names it again (the parent's part is
+// not new then). The open runs such stores held before a twasm that
+// links them (ABI 1.11) are looked at once per storage
+// (noteArchivedNamers, archive/subtasks-checked), so an archive made
+// before gets its links too.
+
+// namedParts are the parts syncFolder archived in a sync whose results
+// may name sub-tasks (noteNaming), shared by the workers and by copies of
+// the Archiver.
+type namedParts struct {
+	mu    sync.Mutex
+	parts []namedPart
+}
+
+type namedPart struct {
+	loc   *Location
+	dir   string // the parent's folder
+	runID string
+}
+
+// noteNaming notes a part of session folder dir (run runID) archived
+// now, whose stream body may hold results naming sub-tasks: when the
+// store declares how (abi.StoreParent.Result) and the body holds the
+// line's words before "{key}".
+func (a *Archiver) noteNaming(loc *Location, dir, runID string, body []byte) {
+	p := loc.Parent
+	if p == nil || p.Result == "" || runID == "" || a.named == nil || loc.Kind != KindFolder {
+		return
+	}
+	if lit, _, _ := strings.Cut(p.Result, "{key}"); lit != "" && !strings.ContainsAny(lit, "\"\\<>&") && !bytes.Contains(body, []byte(lit)) {
+		return
+	}
+	a.named.mu.Lock()
+	a.named.parts = append(a.named.parts, namedPart{loc: loc, dir: dir, runID: runID})
+	a.named.mu.Unlock()
+}
+
+// subTasksMarker is the file (beside the ledger) that says the open runs
+// of the folder stores that declare how a parent names a sub-task
+// (abi.StoreParent.Result) were looked at once for the sub-tasks their
+// results name (noteArchivedNamers): a twasm before ABI 1.11 archived
+// such parents' results, and their sub-tasks as runs of their own, and
+// no part of the parents is new to a later sync.
+const subTasksMarker = "subtasks-checked"
+
+// noteArchivedNamers notes, once per storage, every open run of the
+// stores among locs that declare how a parent names its sub-tasks, as if
+// a part of it were archived now (noteNaming), and returns the marker
+// to write once linkNamed has looked at them ("" when done before, or
+// when no store declares it).
+func (a *Archiver) noteArchivedNamers(locs []Location) string {
+	if a.named == nil || a.opts.DryRun {
+		return ""
+	}
+	var stores []*Location
+	for i := range locs {
+		if l := &locs[i]; l.Kind == KindFolder && l.Parent != nil && l.Parent.Result != "" {
+			stores = append(stores, l)
+		}
+	}
+	if len(stores) == 0 {
+		return ""
+	}
+	marker := filepath.Join(filepath.Dir(a.ledger.path), subTasksMarker)
+	if _, err := os.Stat(marker); err == nil {
+		return ""
+	}
+	var parts []namedPart
+	a.ledger.each(func(e *Entry) {
+		if e.Closed || e.Pending || e.Parts == 0 || e.SupersededBy != "" {
+			return
+		}
+		for _, l := range stores {
+			if filepath.Dir(e.Path) == l.Dir && e.Provider == l.Provider {
+				parts = append(parts, namedPart{loc: l, dir: e.Path, runID: e.RunID})
+				return
+			}
+		}
+	})
+	a.named.mu.Lock()
+	a.named.parts = append(a.named.parts, parts...)
+	a.named.mu.Unlock()
+	return marker
+}
+
+// maxNamedRounds bounds how many times linkNamed looks again at the parts
+// its own links archived (a sub-task's sub-tasks).
+const maxNamedRounds = 8
+
+// linkNamed links the sessions the parts noted in this sync name
+// (noteNaming) as child runs of their namers' runs, one at a time, and
+// returns what it archived.
+func (a *Archiver) linkNamed(ctx context.Context) []Outcome {
+	if a.named == nil {
+		return nil
+	}
+	var outs []Outcome
+	for range maxNamedRounds {
+		a.named.mu.Lock()
+		parts := a.named.parts
+		a.named.parts = nil
+		a.named.mu.Unlock()
+		if len(parts) == 0 || a.opts.DryRun {
+			break
+		}
+		slices.SortFunc(parts, func(x, y namedPart) int { return strings.Compare(x.dir+"\x00"+x.runID, y.dir+"\x00"+y.runID) })
+		parts = slices.CompactFunc(parts, func(x, y namedPart) bool { return x.runID == y.runID })
+		for _, np := range parts {
+			if ctx.Err() != nil {
+				return outs
+			}
+			pe := a.ledger.byRun(np.runID)
+			if pe == nil || pe.Closed || pe.Pending || pe.Parts == 0 {
+				continue
+			}
+			e := *pe
+			in, err := a.sessionLinksOf(&e, nil)
+			if err != nil {
+				a.opts.Logger.Warn("sub-task link: read the session's run", "run", e.RunID, "err", err)
+				continue
+			}
+			keys := namedKeys(np.loc.Parent.Result, in)
+			names := make([]string, 0, len(keys))
+			for k := range keys {
+				names = append(names, k)
+			}
+			slices.Sort(names)
+			for _, key := range names {
+				if o, ok := a.linkSubTask(ctx, np.loc, np.dir, &e, in, key, keys[key]); ok {
+					outs = append(outs, o)
+				}
+			}
+		}
+	}
+	return outs
+}
+
+// namedKeys are the keys the lines of a session's results name as the
+// store declares (result: a line holding "{key}"), each with the number
+// of the call its result answers.
+func namedKeys(result string, in sessionLinks) map[string]int {
+	pre, post, ok := strings.Cut(result, "{key}")
+	keys := map[string]int{}
+	if !ok {
+		return keys
+	}
+	for line, n := range in.named {
+		if len(line) <= len(pre)+len(post) || !strings.HasPrefix(line, pre) || !strings.HasSuffix(line, post) {
+			continue
+		}
+		if key := line[len(pre) : len(line)-len(post)]; plainKey(key) {
+			if old, dup := keys[key]; !dup || n < old {
+				keys[key] = n
+			}
+		}
+	}
+	return keys
+}
+
+// linkSubTask archives the session of store loc named key, beside the
+// session folder dir whose run (pe, read as in) names it at call n, as a
+// child run of that run linked at the call; ok false when there is
+// nothing to do (no such session; its run a child run of a run not
+// superseded, ended, pending, the namer's own or one it descends from;
+// or a session that names its parent itself).
+func (a *Archiver) linkSubTask(ctx context.Context, loc *Location, dir string, pe *Entry, in sessionLinks, key string, n int) (Outcome, bool) {
+	child := filepath.Join(filepath.Dir(dir), key)
+	if child == dir || n < 0 || n >= len(in.list) {
+		return Outcome{}, false
+	}
+	if st, err := os.Stat(child); err != nil || !st.IsDir() {
+		return Outcome{}, false
+	}
+	if parentKey(loc, child) != "" {
+		return Outcome{}, false // it names its parent: linked by that (parentLink)
+	}
+	ce := a.ledger.ByPath(child)
+	if ce != nil && (ce.Closed || ce.Pending || ce.SupersededBy != "" || ce.Parts == 0 || ce.RunID == pe.RunID) {
+		return Outcome{}, false
+	}
+	if ce != nil && ce.Parent != "" {
+		// A child run already; archived again only when the run it
+		// is linked in is superseded (the namer's own run archived
+		// again as a child run of its parent's: its sub-tasks follow
+		// it, or their tokens would count in no run).
+		if up := a.ledger.byRun(ce.Parent); up == nil || up.SupersededBy == "" {
+			return Outcome{}, false
+		}
+	}
+	if ce != nil {
+		// Not a run the namer's run descends from.
+		for r, hops := pe.Parent, 0; r != "" && hops < 64; hops++ {
+			if r == ce.RunID {
+				return Outcome{}, false
+			}
+			up := a.ledger.byRun(r)
+			if up == nil {
+				break
+			}
+			r = up.Parent
+		}
+	}
+	l := &fileLink{Link: runctl.Link{ParentID: pe.RunID, Iteration: pe.Parts - 1, Title: key}}
+	callID := in.list[n].id
+	atCall(&l.Link, in, n)
+	l.Path = subAgentPath(key, callID)
+	why := "a sub-task its parent " + dir + " names in the result of call " + callID + ": archived as a child run of run " + pe.RunID + ", linked at that call"
+	if ce != nil {
+		l.legacy, l.Supersedes = ce.RunID, ce.RunID
+		why = "a sub-task its parent " + dir + " names in the result of call " + callID + ", archived before as run " + ce.RunID + ", a session of its own: archived again, whole, as a child run of run " + pe.RunID + " linked at that call, which supersedes it"
+	}
+	o := a.syncFolderAs(ctx, Session{Loc: loc, Path: child}, l)
+	if o.Action == ActionNew {
+		if o.Reason != "" {
+			why = joinReason(why, o.Reason)
+		}
+		o.Reason = why
+	}
+	return o, true
+}
