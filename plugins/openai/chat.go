@@ -104,12 +104,14 @@ func (n *normalizer) chatMsg(r *chatResp, idx int64, out *sdk.Out) *chatMsg {
 
 // chunk handles one chat.completion.chunk.
 func (n *normalizer) chunk(v abi.Value, out *sdk.Out) {
+	// object found v's members (n.of): read before any call.
+	f := &n.of
+	tier, choices, usage, errv := f[oServiceTier], f[oChoices], f[oUsage], f[oError]
 	n.setFormat(FormatChatSSE, out)
 	r := n.chatFor(v, out)
-	if t := sdk.TierOf(v.Get("service_tier")); t != "" {
+	if t := sdk.TierOf(tier); t != "" {
 		r.tier = t
 	}
-	choices := v.Get("choices")
 	pos := int64(0)
 	it := choices.Iter()
 	for ; it.Next(); pos++ {
@@ -134,7 +136,7 @@ func (n *normalizer) chunk(v abi.Value, out *sdk.Out) {
 			n.finishChoice(r, m, out)
 		}
 	}
-	if u := v.Get("usage"); u.Kind() == abi.KindObject {
+	if u := usage; u.Kind() == abi.KindObject {
 		// The last report wins: a server that repeats usage on every
 		// chunk sends running totals.
 		r.usage = usageOf(u)
@@ -147,10 +149,10 @@ func (n *normalizer) chunk(v abi.Value, out *sdk.Out) {
 			out.Ignored(sdk.S("chunk_usage"))
 		}
 	}
-	if e := v.Get("error"); e.Kind() == abi.KindObject {
+	if e := errv; e.Kind() == abi.KindObject {
 		n.apiError(e, out)
 	}
-	if choices.Kind() == abi.KindArray && choices.Len() == 0 && v.Get("usage").Kind() == abi.KindObject {
+	if choices.Kind() == abi.KindArray && choices.Len() == 0 && usage.Kind() == abi.KindObject {
 		// include_usage: the usage chunk is the response's last.
 		n.closeChat(r, out)
 	}
