@@ -219,7 +219,10 @@ func (n *normalizer) Line(l *sdk.Line, out *sdk.Out) error {
 		}
 	}
 	kind := n.kind
-	if kind == kindUnknown || kind == kindOther {
+	if (kind == kindUnknown || kind == kindOther) && n.agent == nil && n.roo == nil && !n.stream {
+		// Once a line of the CLIs' output was read, the cases below go
+		// to it whatever the kind: a file's shape is not looked for (its
+		// Gets walked every member of every line).
 		kind = detectKind(v)
 	}
 	switch {
