@@ -1,7 +1,6 @@
 package amp
 
 import (
-	"hash/fnv"
 	"strconv"
 	"strings"
 
@@ -16,17 +15,30 @@ func (n *normalizer) message(m abi.Value, idx int, thread abi.Value, out *sdk.Ou
 		out.Warn("amp message " + strconv.Itoa(idx) + " is not an object: not read")
 		return false
 	}
-	key := messageKey(m, idx)
-	sum := fnv.New64a()
-	sum.Write(m.Raw())
-	h, seen := n.messages[key.String()]
-	if seen && h == sum.Sum64() {
+	id, hasID := m.Get("messageId").Int()
+	sum := hash64(m.Raw())
+	var h uint64
+	var seen bool
+	if hasID {
+		h, seen = n.byID[id]
+	} else {
+		h, seen = n.byIndex[idx]
+	}
+	if seen && h == sum {
 		return false // the same message again
 	}
-	if n.messages == nil {
-		n.messages = map[string]uint64{}
+	switch {
+	case hasID && n.byID == nil:
+		n.byID = map[int64]uint64{}
+	case !hasID && n.byIndex == nil:
+		n.byIndex = map[int]uint64{}
 	}
-	n.messages[key.String()] = sum.Sum64()
+	if hasID {
+		n.byID[id] = sum
+	} else {
+		n.byIndex[idx] = sum
+	}
+	key := messageKey(id, hasID, idx)
 	role := m.Get("role")
 	if seen {
 		// A later version of a message already reported (the thread

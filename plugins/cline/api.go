@@ -13,7 +13,8 @@ import (
 // MessageParam[] with Cline's ts, modelInfo and metrics): what is new or
 // changed since the version read before, each message in order.
 func (n *normalizer) apiHistory(msgs abi.Value, out *sdk.Out) {
-	hashes, todo := diff(msgs, n.api, "api_conversation_history", true, out)
+	hashes, todo := n.diff(msgs, n.api, "api_conversation_history", true, out)
+	n.reuse(n.api)
 	n.api = hashes
 	if len(todo) == 0 {
 		out.Ignored(sdk.S("api_conversation_history (unchanged)"))
@@ -21,7 +22,7 @@ func (n *normalizer) apiHistory(msgs abi.Value, out *sdk.Out) {
 	}
 	copied := 0
 	for _, i := range todo {
-		m := msgs.Index(i)
+		m := n.elems[i]
 		if m.Kind() != abi.KindObject {
 			out.Warn("api_conversation_history: message " + strconv.Itoa(i) + " is not an object")
 			continue

@@ -193,6 +193,13 @@ type normalizer struct {
 	// of it was read.
 	agent *agentState
 	roo   *rooState
+	// elems, todo and spare are diff's buffers, kept across documents:
+	// the elements of the document read (read by index without walking
+	// the array again), the indices of the new or changed ones, and the
+	// hashes of a version no longer needed, reused for the next.
+	elems []abi.Value
+	todo  []int
+	spare []uint64
 }
 
 type uiError struct{ msg, code string }
@@ -219,7 +226,10 @@ func (n *normalizer) Line(l *sdk.Line, out *sdk.Out) error {
 		}
 	}
 	kind := n.kind
-	if kind == kindUnknown || kind == kindOther {
+	if (kind == kindUnknown || kind == kindOther) && n.agent == nil && n.roo == nil && !n.stream {
+		// Once a line of the CLIs' output was read, the cases below go
+		// to it whatever the kind: a file's shape is not looked for (its
+		// Gets walked every member of every line).
 		kind = detectKind(v)
 	}
 	switch {
@@ -399,10 +409,17 @@ func hash64(b []byte) uint64 {
 // of the last one read: it returns the new hashes and the indices of
 // what is new or changed, and warns of what changed in place (when
 // warnChanged: the UI's messages change as requests complete) or went.
-func diff(doc abi.Value, old []uint64, file string, warnChanged bool, out *sdk.Out) (hashes []uint64, todo []int) {
+// The document's elements are in n.elems, by index, until the next
+// diff; the caller hands old back with n.reuse once it holds the new
+// hashes.
+func (n *normalizer) diff(doc abi.Value, old []uint64, file string, warnChanged bool, out *sdk.Out) (hashes []uint64, todo []int) {
 	changed := 0
+	hashes, todo, elems := n.spare[:0], n.todo[:0], n.elems[:0]
+	n.spare = nil // hashes owns it now
 	for i, it := 0, doc.Iter(); it.Next(); i++ {
-		h := hashOf(it.Value())
+		e := it.Value()
+		elems = append(elems, e)
+		h := hashOf(e)
 		hashes = append(hashes, h)
 		if i < len(old) {
 			if old[i] == h {
@@ -418,8 +435,12 @@ func diff(doc abi.Value, old []uint64, file string, warnChanged bool, out *sdk.O
 	if len(hashes) < len(old) {
 		out.Warn(file + ": the new version holds " + strconv.Itoa(len(hashes)) + " elements, fewer than the " + strconv.Itoa(len(old)) + " read before: the transcript keeps the ones it no longer holds")
 	}
+	n.todo, n.elems = todo, elems
 	return hashes, todo
 }
+
+// reuse keeps the hashes of a version no longer needed for the next diff.
+func (n *normalizer) reuse(old []uint64) { n.spare = old[:0] }
 
 // End implements sdk.Normalizer.
 func (n *normalizer) End(out *sdk.Out) error {

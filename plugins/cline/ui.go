@@ -14,24 +14,28 @@ import (
 // Cline showed, and the final answer. The rest repeats the conversation
 // for the screen.
 func (n *normalizer) uiMessages(msgs abi.Value, out *sdk.Out) {
-	hashes, todo := diff(msgs, n.ui, "ui_messages", false, out)
+	hashes, todo := n.diff(msgs, n.ui, "ui_messages", false, out)
+	n.reuse(n.ui)
 	n.ui = hashes
+	elems := n.elems
 	// The tail: the elements after the last request or answer of the
 	// model. A request still running there (Cline wrote it when it
 	// started and never completed it: nothing answered it) does not end
 	// the tail: the task did not go on past an error before it, which
 	// is still what the task ended on. A completion there is the answer
-	// of the last attempt_completion call.
+	// of the last attempt_completion call. Only the new or changed
+	// elements need it: none, no tail.
 	tail := len(hashes)
-	for i := len(hashes) - 1; i >= 0; i-- {
-		m := msgs.Index(i)
-		if m.Get("say").Is("api_req_started") && requestRunning(m) {
+	for i := len(hashes) - 1; i >= 0 && len(todo) > 0; i-- {
+		m := elems[i]
+		say := m.Get("say")
+		if say.Is("api_req_started") && requestRunning(m) {
 			continue
 		}
-		if m.Get("say").Is("api_req_started") || m.Get("say").Is("text") || m.Get("say").Is("tool") ||
-			m.Get("say").Is("command") || m.Get("say").Is("reasoning") || m.Get("say").Is("completion_result") {
+		if say.Is("api_req_started") || say.Is("text") || say.Is("tool") ||
+			say.Is("command") || say.Is("reasoning") || say.Is("completion_result") {
 			tail = i + 1
-			if m.Get("say").Is("completion_result") {
+			if say.Is("completion_result") {
 				tail = i
 			}
 			break
@@ -43,16 +47,18 @@ func (n *normalizer) uiMessages(msgs abi.Value, out *sdk.Out) {
 	// rule (spec §6.7) sees it after the last answer.
 	first := firstRequest(msgs)
 	n.uiFirst = first
-	n.stashConversation(msgs, todo)
+	n.stashConversation(elems, todo)
 	records := 0
 	n.completion, n.completionTime = "", ""
 	for _, i := range todo {
-		m := msgs.Index(i)
+		m := elems[i]
 		if m.Kind() != abi.KindObject {
 			continue
 		}
+		// Each looked up once: a Get walks the message's members.
+		say, ask := m.Get("say"), m.Get("ask")
 		switch {
-		case m.Get("say").Is("api_req_started"), m.Get("say").Is("api_req_finished"):
+		case say.Is("api_req_started"), say.Is("api_req_finished"):
 			// Older versions wrote a request's figures in a separate
 			// api_req_finished after it. The model the request went to
 			// (modelInfo, newer versions) is the step's, the latest
@@ -60,16 +66,16 @@ func (n *normalizer) uiMessages(msgs abi.Value, out *sdk.Out) {
 			// states it nowhere else.
 			out.LatestModel(m.Get("modelInfo").Get("modelId"), &n.model)
 			records += n.apiRequest(m, i, "API request "+strconv.Itoa(i)+" of ui_messages", out)
-		case m.Get("say").Is("deleted_api_reqs"):
+		case say.Is("deleted_api_reqs"):
 			prev := abi.Value{}
 			if i > 0 {
-				prev = msgs.Index(i - 1)
+				prev = elems[i-1]
 			}
 			records += n.deletedRequests(m, prev, out)
-		case m.Get("say").Is("subagent_usage"):
+		case say.Is("subagent_usage"):
 			records += n.subagentUsage(m, out)
-		case m.Get("say").Is("error"), m.Get("ask").Is("api_req_failed"), m.Get("ask").Is("mistake_limit_reached"):
-			code := strings.Clone(sdk.Name(m.Get("say")) + sdk.Name(m.Get("ask"))) // kept: not a view of the line
+		case say.Is("error"), ask.Is("api_req_failed"), ask.Is("mistake_limit_reached"):
+			code := strings.Clone(sdk.Name(say) + sdk.Name(ask)) // kept: not a view of the line
 			msg := m.Get("text").String()
 			if msg == "" {
 				msg = code
@@ -80,21 +86,21 @@ func (n *normalizer) uiMessages(msgs abi.Value, out *sdk.Out) {
 				out.Error(sdk.ProviderError{Message: sdk.S(msg), Code: sdk.S(code)})
 			}
 			records++
-		case m.Get("say").Is("error_retry"), m.Get("say").Is("api_req_retry_delayed"):
+		case say.Is("error_retry"), say.Is("api_req_retry_delayed"):
 			// Roo Code's api_req_retry_delayed holds the error, then
 			// its countdown to the retry.
 			out.Warn("the API request failed and was retried: " + clip(m.Get("text").String()))
 			records++
-		case m.Get("say").Is("api_req_retried"):
+		case say.Is("api_req_retried"):
 			// Cline's and Roo Code's older notice of a request retried
 			// after it failed (ClineSay "api_req_retried", until Cline
 			// removed it in 01617f9a05), without the error.
 			out.Warn("the API request failed and was retried")
 			records++
-		case m.Get("say").Is("condense_context_error"):
+		case say.Is("condense_context_error"):
 			out.Warn("Roo Code could not condense the context: " + clip(m.Get("text").String()))
 			records++
-		case m.Get("say").Is("completion_result"):
+		case say.Is("completion_result"):
 			if t := m.Get("text"); t.Kind() == abi.KindString && !t.Is("") {
 				out.Final(sdk.S(completionText(t.String())), true)
 				records++

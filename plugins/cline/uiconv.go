@@ -67,9 +67,9 @@ func uiKind(m abi.Value) string {
 // stashConversation keeps the conversation elements of a version of the
 // UI's messages (todo: the new or changed ones) not written before; a
 // partial one waits for its whole version.
-func (n *normalizer) stashConversation(msgs abi.Value, todo []int) {
+func (n *normalizer) stashConversation(msgs []abi.Value, todo []int) {
 	for _, i := range todo {
-		m := msgs.Index(i)
+		m := msgs[i]
 		if m.Kind() != abi.KindObject || m.Get("partial").Truthy() || n.uiMapped[uiKey(m, i)] {
 			continue
 		}

@@ -65,6 +65,12 @@ const (
 
 // normalizer holds the state of one stream.
 type normalizer struct {
+	// rf are the members of a line's object Line dispatches on
+	// (rootKeys), found in one pass over it rather than one per Get: an
+	// exec line, which has no payload, msg or method, walked its members
+	// once for each of them.
+	rf [len(rootNames)]abi.Value
+
 	format string
 
 	// items records the exec-json items whose message and tool call
@@ -205,17 +211,19 @@ func (n *normalizer) Line(l *sdk.Line, out *sdk.Out) error {
 		out.Unmapped(sdk.S("json-array"))
 		return nil
 	}
-	typ := root.Get("type")
+	f := &n.rf
+	root.Lookup(rootKeys, f[:])
+	typ := f[rType]
 	switch {
-	case typ.Kind() == abi.KindString && root.Get("payload").Exists():
+	case typ.Kind() == abi.KindString && f[rPayload].Exists():
 		n.setFormat(out, FormatRollout)
 		n.rollout(out, root, typ)
-	case root.Get("msg").Kind() == abi.KindObject:
+	case f[rMsg].Kind() == abi.KindObject:
 		n.setFormat(out, FormatLegacy)
-		n.legacy(out, root.Get("msg"))
-	case root.Get("method").Is("codex/event") && root.Path("params", "msg").Kind() == abi.KindObject:
+		n.legacy(out, f[rMsg])
+	case f[rMethod].Is("codex/event") && f[rParams].Get("msg").Kind() == abi.KindObject:
 		n.setFormat(out, FormatLegacy)
-		n.legacy(out, root.Path("params", "msg"))
+		n.legacy(out, f[rParams].Get("msg"))
 	case typ.Kind() == abi.KindString && isResponseItemType(typ):
 		// The earliest rollouts wrote response items without the
 		// {timestamp,type,payload} envelope.
@@ -224,23 +232,23 @@ func (n *normalizer) Line(l *sdk.Line, out *sdk.Out) error {
 	case typ.Kind() == abi.KindString:
 		n.setFormat(out, FormatExec)
 		n.exec(out, root, typ)
-	case root.Get("prompt").Kind() == abi.KindString:
+	case f[rPrompt].Kind() == abi.KindString:
 		// Legacy prompt echo: the user's prompt.
 		n.setFormat(out, FormatLegacy)
 		key := n.newKey()
 		out.Open(key, sdk.Message{User: true})
-		out.Block(key, 0, sdk.Block{Type: sdk.BlockText, Text: sdk.Text(root.Get("prompt")), Origin: sdk.OriginPrompt})
+		out.Block(key, 0, sdk.Block{Type: sdk.BlockText, Text: sdk.Text(f[rPrompt]), Origin: sdk.OriginPrompt})
 		out.Close(key, sdk.MessageEnd{})
-	case root.Get("record_type").Exists():
+	case f[rRecordType].Exists():
 		// Early rollout state marker: carries nothing for a transcript.
 		n.setFormat(out, FormatRollout)
 		out.Ignored(sdk.S("record_type"))
-	case root.Get("id").Kind() == abi.KindString && root.Get("timestamp").Exists():
+	case f[rID].Kind() == abi.KindString && f[rTimestamp].Exists():
 		// Early rollout header {id,timestamp,instructions,git}.
 		n.setFormat(out, FormatRollout)
 		out.Meta(sdk.Meta{SessionID: sdk.Text(root.Get("id"))})
 		n.systemPrompt(out, root.Get("instructions"), sdk.Text(root.Get("timestamp")))
-	case root.Get("model").Exists() || root.Get("provider").Exists() || root.Get("sandbox").Exists() || root.Get("approval").Exists():
+	case f[rModel].Exists() || f[rProvider].Exists() || f[rSandbox].Exists() || f[rApproval].Exists():
 		// Legacy config echo: the only place that format names the model.
 		n.setFormat(out, FormatLegacy)
 		out.Meta(sdk.Meta{Model: sdk.Text(root.Get("model"))})

@@ -23,3 +23,26 @@ var keys = abi.NewKeySet(
 	"revised_prompt", "content_items", "target_item_id", "rationale",
 	"new_thread_id", "receiver_thread_id", "completed", "errored", "new_agent_nickname", "new_agent_role", "statuses",
 )
+
+// rootNames are the members of a line's object Line dispatches on, in the
+// order of the r* constants; all are in keys (TestLookupKeysDeclared).
+var (
+	rootNames = [...]string{"type", "payload", "msg", "method", "params", "prompt", "record_type", "id", "timestamp", "model", "provider", "sandbox", "approval"}
+	rootKeys  = abi.NewKeySet(rootNames[:]...)
+)
+
+const (
+	rType = iota
+	rPayload
+	rMsg
+	rMethod
+	rParams
+	rPrompt
+	rRecordType
+	rID
+	rTimestamp
+	rModel
+	rProvider
+	rSandbox
+	rApproval
+)

@@ -319,5 +319,7 @@
 //
 // keys (sdk.Plugin.Keys) lists every object key the normalizer reads, so
 // that the host marks them in its tapes and Get matches them by number
-// inside the sandbox; TestKeysCoverGets keeps the list complete.
+// inside the sandbox; TestKeysCoverGets keeps the list complete. A line's
+// object is read in one pass (abi.Value.Lookup of docKeys;
+// TestLookupKeysDeclared keeps them in keys).
 package gemini

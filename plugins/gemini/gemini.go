@@ -96,7 +96,34 @@ type normalizer struct {
 
 	lastErr   string // message of the last error event
 	sawResult bool
+
+	// df are the members of a line's object document reads (docKeys),
+	// found in one pass over it rather than one per Get: most lines have
+	// none of the keys that tell a session file or a patch, and each of
+	// those Gets walked every member.
+	df [len(docNames)]abi.Value
 }
+
+// docNames are the members of a line's object that document reads, in
+// the order of the d* constants; all are in keys (TestLookupKeysDeclared).
+var (
+	docNames = [...]string{"type", "messages", "id", "severity", "response", "stats", "session_id", "error", "sessionId", "$set", "$rewindTo"}
+	docKeys  = abi.NewKeySet(docNames[:]...)
+)
+
+const (
+	dType = iota
+	dMessages
+	dID
+	dSeverity
+	dResponse
+	dStats
+	dSessionIDSnake // session_id
+	dError
+	dSessionID // sessionId
+	dSet
+	dRewindTo
+)
 
 func newNormalizer() *normalizer { return &normalizer{textSlot: -1} }
 
@@ -145,11 +172,13 @@ func (n *normalizer) document(v abi.Value, out *sdk.Out) {
 		out.Unmapped(sdk.S("non_object"))
 		return
 	}
-	t := v.Get("type")
+	f := &n.df
+	v.Lookup(docKeys, f[:])
+	t := f[dType]
 	switch {
-	case v.Get("messages").Kind() == abi.KindArray:
+	case f[dMessages].Kind() == abi.KindArray:
 		n.sessionFile(v, out)
-	case isRecordType(t) && v.Get("id").Exists() && !v.Get("severity").Exists():
+	case isRecordType(t) && f[dID].Exists() && !f[dSeverity].Exists():
 		// A record of a JSONL session file (newer CLI builds): the same
 		// message records as in the JSON file, one per line. Stream-json
 		// events carry no id.
@@ -161,31 +190,32 @@ func (n *normalizer) document(v abi.Value, out *sdk.Out) {
 		n.sessionRecord(v, out)
 	case t.Kind() == abi.KindString:
 		n.streamEvent(v, t, out)
-	case v.Get("response").Exists() || v.Get("stats").Exists() || v.Get("session_id").Exists() || v.Get("error").Kind() == abi.KindObject:
+	case f[dResponse].Exists() || f[dStats].Exists() || f[dSessionIDSnake].Exists() || f[dError].Kind() == abi.KindObject:
 		n.jsonOutput(v, out)
-	case v.Get("sessionId").Exists():
+	case f[dSessionID].Exists():
 		// The header record of a JSONL session file.
 		n.setFormat(fmtSession, out)
 		n.header(v, out)
-	case v.Get("$set").Exists():
+	case f[dSet].Exists():
 		// A JSONL session file's patch ({"$set":{"lastUpdated": ...}}):
 		// bookkeeping, except for the history it may set (messages).
+		set := f[dSet]
 		n.setFormat(fmtSession, out)
-		if !n.setMessages(v.Get("$set"), out) {
+		if !n.setMessages(set, out) {
 			out.Ignored(sdk.S("$set"))
 		}
-		if v.Get("$set").Get("messages").Exists() {
+		if set.Get("messages").Exists() {
 			// The patch that closes a history written again: the
 			// history the CLI sends the model from now on.
 			n.endReplay(out)
 		}
-	case v.Get("$rewindTo").Exists():
+	case f[dRewindTo].Exists():
 		// The user rewound the conversation (/rewind) to a message: the
 		// CLI drops it and what followed from the history it sends the
 		// model; the transcript keeps them, and says so.
 		n.setFormat(fmtSession, out)
 		n.endReplay(out)
-		out.Warn("gemini session rewound to message " + sdk.TypeName(v.Get("$rewindTo")) + ": that message and the ones after it were dropped from the conversation the model sees (they stay in this transcript)")
+		out.Warn("gemini session rewound to message " + sdk.TypeName(f[dRewindTo]) + ": that message and the ones after it were dropped from the conversation the model sees (they stay in this transcript)")
 	default:
 		if k := firstKey(v); len(k) > 1 && k[0] == '$' {
 			// Another patch of a JSONL session file: one this plugin

@@ -121,5 +121,7 @@
 //
 // keys (sdk.Plugin.Keys) lists every object key the normalizer reads, so
 // that the host marks them in its tapes and Get matches them by number
-// inside the sandbox; TestKeysCoverGets keeps the list complete.
+// inside the sandbox; TestKeysCoverGets keeps the list complete. A line's
+// object and a messages row are read in one pass each (abi.Value.Lookup
+// of lineKeys, rowKeys; TestLookupKeysDeclared keeps them in keys).
 package goose

@@ -120,7 +120,40 @@ type normalizer struct {
 	// the request).
 	names map[string]string
 	seq   int // messages of a session file
+	// lf and rf are the members of a line's object (lineKeys) and of a
+	// message row (rowKeys), each found in one pass over the object
+	// rather than one per Get; buf is contentText's.
+	lf  [len(lineNames)]abi.Value
+	rf  [len(rowNames)]abi.Value
+	buf []byte
 }
+
+// lineNames are the members of a line's object Line and row read, in the
+// order of the l* constants; rowNames those of a messages row, in the
+// order of the r* constants. Both are in keys (TestLookupKeysDeclared).
+var (
+	lineNames = [...]string{"$twasm", "role", "content", "table", "row", "key"}
+	rowNames  = [...]string{"created_timestamp", "message_id", "role", "content_json", "metadata_json"}
+	lineKeys  = abi.NewKeySet(lineNames[:]...)
+	rowKeys   = abi.NewKeySet(rowNames[:]...)
+)
+
+const (
+	lTwasm = iota
+	lRole
+	lContent
+	lTable
+	lRow
+	lKey
+)
+
+const (
+	rCreated = iota
+	rMessageID
+	rRole
+	rContent
+	rMetadata
+)
 
 // Line implements sdk.Normalizer.
 func (n *normalizer) Line(l *sdk.Line, out *sdk.Out) error {
@@ -131,16 +164,18 @@ func (n *normalizer) Line(l *sdk.Line, out *sdk.Out) error {
 		}
 		return nil
 	}
-	// Each member looked up once: a Get walks the object's members.
-	tw := v.Get("$twasm")
+	// The members read, found in one pass over the object.
+	f := &n.lf
+	v.Lookup(lineKeys, f[:])
+	tw := f[lTwasm]
 	facts, row := tw.Is(abi.SourceFactsType), tw.Is(abi.RowType)
 	var role, content abi.Value
 	if !facts && !row {
-		role, content = v.Get("role"), v.Get("content")
+		role, content = f[lRole], f[lContent]
 	}
 	switch {
 	case facts:
-		if !v.Get("table").Exists() && strings.HasSuffix(v.Get("name").String(), ".jsonl") {
+		if !f[lTable].Exists() && strings.HasSuffix(v.Get("name").String(), ".jsonl") {
 			// A session file: its name is the session's id.
 			n.setFormat(out, fmtSession, strings.TrimSuffix(v.Get("name").String(), ".jsonl"))
 		}
@@ -159,7 +194,7 @@ func (n *normalizer) Line(l *sdk.Line, out *sdk.Out) error {
 		if id == "" {
 			key = "m" + strconv.Itoa(n.seq)
 		}
-		n.message(key, id, role.String(), content, v.Get("metadata"), seconds(v.Get("created")), out)
+		n.message(key, id, sdk.View(role), content, v.Get("metadata"), seconds(v.Get("created")), out)
 	case n.seq == 0 && (v.Get("working_dir").Exists() || v.Get("message_count").Exists()):
 		// A session file's first line: the session's metadata.
 		n.setFormat(out, fmtSession, "")
@@ -194,26 +229,31 @@ func (n *normalizer) setFormat(out *sdk.Out, f, session string) {
 
 // row handles one row line of sessions.db.
 func (n *normalizer) row(v abi.Value, out *sdk.Out) {
-	r := v.Get("row")
-	switch sdk.View(v.Get("table")) {
+	r := n.lf[lRow]
+	switch sdk.View(n.lf[lTable]) {
 	case "sessions":
 		out.Meta(sdk.Meta{SessionID: sdk.Text(r.Get("id"))})
 		n.session(r, out)
 	case "messages":
-		if n.copied(r.Get("created_timestamp")) {
+		f := &n.rf
+		r.Lookup(rowKeys, f[:])
+		created := seconds(f[rCreated])
+		if n.copied(created) {
 			// A message the session was created with, copied from the
 			// session it was forked or duplicated from: that session's
 			// turn, which its own run holds.
 			out.Ignored(sdk.S(forkedHistory))
 			return
 		}
+		// The key, id and role are views of the line: message writes
+		// them at once and keeps none.
 		id := ""
-		if r.Get("message_id").Kind() == abi.KindString {
-			id = r.Get("message_id").String()
+		if f[rMessageID].Kind() == abi.KindString {
+			id = sdk.View(f[rMessageID])
 		}
-		n.message(v.Get("key").String(), id, r.Get("role").String(), r.Get("content_json"), r.Get("metadata_json"), seconds(r.Get("created_timestamp")), out)
+		n.message(sdk.View(n.lf[lKey]), id, sdk.View(f[rRole]), f[rContent], f[rMetadata], created, out)
 	default:
-		out.Unmapped(sdk.S("row:" + v.Get("table").String()))
+		out.Unmapped(sdk.S("row:" + n.lf[lTable].String()))
 	}
 }
 
@@ -258,19 +298,19 @@ func digits(s string) bool {
 	return true
 }
 
-// copied says whether a message created at created (its row's
-// created_timestamp) was copied into the session from another.
+// copied says whether a message created at t (its row's
+// created_timestamp, as seconds formats it) was copied into the session
+// from another.
 // copy_session (goose session --resume --fork, the desktop's Duplicate
 // and its fork of a session at an edited message) creates a new session,
 // then writes the original's conversation into it as it was, each
 // message's created_timestamp and message_id kept, its token counters
 // not copied (session_manager.rs, replace_conversation): a message
 // created in a second before the session was is one of those.
-func (n *normalizer) copied(created abi.Value) bool {
+func (n *normalizer) copied(t string) bool {
 	if n.created == "" {
 		return false
 	}
-	t := seconds(created)
 	return len(t) >= 19 && t[:19] < n.created
 }
 
@@ -357,8 +397,8 @@ func (n *normalizer) message(key, id, role string, content, metadata abi.Value, 
 		// model_config_json names only the one configured last.
 		inf := metadata.Get("inference")
 		for _, f := range []string{"resolvedModel", "requestedModel"} {
-			if m := inf.Get(f); m.Kind() == abi.KindString && m.String() != "" {
-				hdr.Model = sdk.S(m.String())
+			if m := inf.Get(f); m.Kind() == abi.KindString && !m.Is("") {
+				hdr.Model = sdk.Text(m)
 				break
 			}
 		}
@@ -521,7 +561,7 @@ func (n *normalizer) response(k sdk.Str, i int, c abi.Value, created string, out
 			list = val.Get("content")
 			res.IsError = val.Get("isError").Truthy()
 		}
-		text = contentText(list)
+		text = n.contentText(list)
 		res.Output = sdk.S(text)
 	} else {
 		res.IsError = true
@@ -568,7 +608,7 @@ func (n *normalizer) untagged(k sdk.Str, i int, origin string, c abi.Value, crea
 		switch {
 		case ok && doc.Root().Kind() == abi.KindArray:
 			// Ok(content): the content list.
-			text = contentText(doc.Root())
+			text = n.contentText(doc.Root())
 			res.Output = sdk.S(text)
 		case ok && doc.Root().Get("error").Kind() == abi.KindString:
 			text = doc.Root().Get("error").String()
@@ -637,7 +677,7 @@ func failureText(t string) (sdk.ProviderError, bool) {
 // audience holds the assistant or is not said (its providers' format
 // code): an item for the user alone is left out, unless no item is for
 // the model.
-func contentText(list abi.Value) string {
+func (n *normalizer) contentText(list abi.Value) string {
 	forModel := false
 	for it := list.Iter(); it.Next(); {
 		if !userOnly(it.Value()) {
@@ -645,32 +685,42 @@ func contentText(list abi.Value) string {
 			break
 		}
 	}
-	var b strings.Builder
+	// Built in n.buf, copied once: the texts are not copied on the way.
+	b := n.buf[:0]
 	it := list.Iter()
 	for it.Next() {
 		c := it.Value()
 		if forModel && userOnly(c) {
 			continue
 		}
-		if b.Len() > 0 {
-			b.WriteByte('\n')
+		if len(b) > 0 {
+			b = append(b, '\n')
 		}
-		switch c.Get("type").String() {
+		switch typ := c.Get("type"); sdk.View(typ) {
 		case "text":
-			b.WriteString(c.Get("text").String())
+			b = appendString(b, c.Get("text"))
 		case "image":
-			b.WriteString("[image " + c.Get("mimeType").String() + "]")
+			b = append(appendString(append(b, "[image "...), c.Get("mimeType")), ']')
 		case "resource":
 			if t := c.Get("resource").Get("text"); t.Kind() == abi.KindString {
-				b.WriteString(t.String())
+				b = sdk.AppendText(b, t)
 			} else {
-				b.WriteString("[resource " + c.Get("resource").Get("uri").String() + "]")
+				b = append(appendString(append(b, "[resource "...), c.Get("resource").Get("uri")), ']')
 			}
 		default:
-			b.WriteString("[" + c.Get("type").String() + "]")
+			b = append(appendString(append(b, '['), typ), ']')
 		}
 	}
-	return b.String()
+	n.buf = b
+	return string(b)
+}
+
+// appendString appends v.String() to b without copying it first.
+func appendString(b []byte, v abi.Value) []byte {
+	if v.Kind() == abi.KindString {
+		return sdk.AppendText(b, v)
+	}
+	return append(b, v.String()...)
 }
 
 // userOnly reports whether an MCP content item is for the user alone:

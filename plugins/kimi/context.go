@@ -36,7 +36,7 @@ func (n *normalizer) contextLine(v abi.Value, out *sdk.Out) {
 			// ("<system>CHECKPOINT N</system>"), a notice.
 			origin = sdk.OriginInjected
 		}
-		if !n.user(v.Get("content"), origin, "", "", out) {
+		if !n.user(v.Get("content"), origin, "", stamp{}, out) {
 			out.Ignored(sdk.S("user"))
 		}
 	case role.Is("assistant"):
@@ -58,7 +58,7 @@ func (n *normalizer) contextAssistant(v abi.Value, out *sdk.Out) {
 	content := v.Get("content")
 	if first := firstText(content); strings.HasPrefix(first, compacted) {
 		out.Warn("kimi: the context was compacted: the model saw a summary of what came before (the file before it was rotated to <session>_N.jsonl)")
-		if !n.user(content, sdk.OriginInjected, "", "", out) {
+		if !n.user(content, sdk.OriginInjected, "", stamp{}, out) {
 			out.Ignored(sdk.S("assistant"))
 		}
 		return
@@ -67,7 +67,7 @@ func (n *normalizer) contextAssistant(v abi.Value, out *sdk.Out) {
 	switch content.Kind() {
 	case abi.KindString:
 		if !content.Is("") {
-			n.content("", sdk.BlockText, sdk.Text(content), content, "", out)
+			n.content("", sdk.BlockText, sdk.Text(content), content, stamp{}, out)
 			said = true
 		}
 	case abi.KindArray:
@@ -76,10 +76,10 @@ func (n *normalizer) contextAssistant(v abi.Value, out *sdk.Out) {
 			p := it.Value()
 			switch {
 			case p.Get("type").Is("text"):
-				n.content("", sdk.BlockText, sdk.Text(p.Get("text")), p.Get("text"), "", out)
+				n.content("", sdk.BlockText, sdk.Text(p.Get("text")), p.Get("text"), stamp{}, out)
 				said = true
 			case p.Get("type").Is("think"):
-				n.content("", sdk.BlockThinking, sdk.Text(p.Get("think")), p.Get("think"), "", out)
+				n.content("", sdk.BlockThinking, sdk.Text(p.Get("think")), p.Get("think"), stamp{}, out)
 				said = true
 			}
 		}
@@ -88,7 +88,7 @@ func (n *normalizer) contextAssistant(v abi.Value, out *sdk.Out) {
 	for it.Next() {
 		c := it.Value()
 		fn := c.Get("function")
-		n.toolCall("", sdk.View(c.Get("id")), sdk.View(fn.Get("name")), argsText(fn.Get("arguments")), "", false, out)
+		n.toolCall("", sdk.View(c.Get("id")), sdk.View(fn.Get("name")), argsText(fn.Get("arguments")), stamp{}, false, out)
 		said = true
 	}
 	if !said {
@@ -109,7 +109,7 @@ func (n *normalizer) contextTool(v abi.Value, out *sdk.Out) {
 	first := firstText(content)
 	msg, isError := strings.CutPrefix(first, "<system>ERROR: ")
 	if !isError {
-		n.result("", sdk.View(v.Get("tool_call_id")), content, false, abi.Value{}, "", out)
+		n.result("", sdk.View(v.Get("tool_call_id")), content, false, abi.Value{}, stamp{}, out)
 		return
 	}
 	msg = strings.TrimSuffix(msg, "</system>")
@@ -130,7 +130,7 @@ func (n *normalizer) contextTool(v abi.Value, out *sdk.Out) {
 		}
 		rest = sdk.AppendText(rest, t)
 	}
-	n.resultOf("", sdk.View(v.Get("tool_call_id")), sdk.S(string(rest)), string(rest), true, sdk.S(msg), msg, "", out)
+	n.resultOf("", sdk.View(v.Get("tool_call_id")), sdk.S(string(rest)), string(rest), true, sdk.S(msg), msg, stamp{}, out)
 }
 
 // firstText is the text of content's first part (or content itself, a

@@ -294,7 +294,9 @@
 //
 // The package uses no reflection and no goroutines; it builds for wasip1
 // with Go and with TinyGo. keys (sdk.Plugin.Keys) lists every object key
-// it reads; TestKeysCoverGets keeps the list complete.
+// it reads; TestKeysCoverGets keeps the list complete. A line's object is
+// read in one pass (abi.Value.Lookup of lineKeys; TestLookupKeysDeclared
+// keeps them in keys).
 //
 // Place. The step result's cwd and project (ABI 1.6, spec §4): Kimi Code's
 // profile.bind environmentDisclosure.cwd, or a config.update's cwd

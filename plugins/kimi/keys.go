@@ -14,3 +14,19 @@ var keys = abi.NewKeySet(
 	"question", "reason", "response", "result", "return_value", "role", "severity", "status_code", "subagent_type", "text", "think", "time",
 	"timestamp", "toolCallId", "toolCalls", "tool_call_id", "tool_calls", "token_usage", "type", "usage", "user_input", "uuid",
 )
+
+// lineNames are the members of a line's object Line reads, in the order
+// of the l* constants; all are in keys (TestLookupKeysDeclared).
+var (
+	lineNames = [...]string{"$twasm", "type", "role", "message", "timestamp", "time"}
+	lineKeys  = abi.NewKeySet(lineNames[:]...)
+)
+
+const (
+	lTwasm = iota
+	lType
+	lRole
+	lMessage
+	lTimestamp
+	lTime
+)

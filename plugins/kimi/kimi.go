@@ -75,6 +75,10 @@ const (
 // normalizer is the per-stream state. Everything kept across lines is a
 // Go string, a bool or a number: spans die with their line.
 type normalizer struct {
+	// lf are the members of a line's object Line reads (lineKeys), found
+	// in one pass over it rather than one per Get.
+	lf [len(lineNames)]abi.Value
+
 	started   bool
 	sessionID string
 	model     string
@@ -194,7 +198,6 @@ func (n *normalizer) copyEnds(out *sdk.Out) {
 type step struct {
 	key      string
 	id       string
-	ts       string
 	next     int    // the next block slot
 	run      string // BlockText or BlockThinking while deltas go to slot runSlot
 	runSlot  int
@@ -254,6 +257,7 @@ type subAgent struct {
 // call is a legacy tool call whose arguments may still grow.
 type call struct {
 	id, name, args, ts string
+	input              sdk.Str // inputOf(args), kept with them
 	slot               int
 }
 
@@ -270,7 +274,9 @@ func (n *normalizer) Line(l *sdk.Line, out *sdk.Out) error {
 		out.Unmapped(sdk.S("non_object"))
 		return nil
 	}
-	if t := v.Get("$twasm"); t.Kind() == abi.KindString {
+	f := &n.lf
+	v.Lookup(lineKeys, f[:])
+	if t := f[lTwasm]; t.Kind() == abi.KindString {
 		n.facts++
 		n.readFacts(v, out)
 		return nil
@@ -278,20 +284,18 @@ func (n *normalizer) Line(l *sdk.Line, out *sdk.Out) error {
 	if n.copyLines > 0 && int64(l.No-n.facts) > n.copyLines {
 		n.copyEnds(out)
 	}
-	// type first: a journal record has one, so its absent role (a walk
-	// over all of its members) is never looked up.
-	t := v.Get("type")
+	t := f[lType]
 	if !t.Exists() {
-		if r := v.Get("role"); r.Kind() == abi.KindString {
+		if r := f[lRole]; r.Kind() == abi.KindString {
 			n.start(fmtContext, out)
 			n.contextLine(v, out)
 			return nil
 		}
 	}
-	if m := v.Get("message"); m.Kind() == abi.KindObject {
+	if m := f[lMessage]; m.Kind() == abi.KindObject {
 		if mt := m.Get("type"); mt.Kind() == abi.KindString && m.Get("payload").Exists() {
 			n.start(fmtLegacy, out)
-			n.legacy(sdk.Name(mt), m.Get("payload"), secTime(v.Get("timestamp")), "", out)
+			n.legacy(sdk.Name(mt), m.Get("payload"), stamp{v: f[lTimestamp]}, "", out)
 			return nil
 		}
 	}
@@ -304,7 +308,7 @@ func (n *normalizer) Line(l *sdk.Line, out *sdk.Out) error {
 		return nil
 	}
 	n.start(fmtWire, out)
-	n.wire(sdk.Name(t), v, msTime(v.Get("time")), out)
+	n.wire(sdk.Name(t), v, stamp{v: f[lTime], ms: true}, out)
 	return nil
 }
 
@@ -358,7 +362,7 @@ func (n *normalizer) start(format string, out *sdk.Out) {
 }
 
 // stepOf is scope's open message, opened (and keyed) when there is none.
-func (n *normalizer) stepOf(scope, id, ts string, out *sdk.Out) *step {
+func (n *normalizer) stepOf(scope, id string, ts stamp, out *sdk.Out) *step {
 	if s := n.steps[scope]; s != nil {
 		return s
 	}
@@ -366,15 +370,15 @@ func (n *normalizer) stepOf(scope, id, ts string, out *sdk.Out) *step {
 		n.steps = map[string]*step{}
 	}
 	n.msgs++
-	s := &step{key: "m" + strconv.Itoa(n.msgs), id: strings.Clone(id), ts: ts, run: "", runSlot: -1}
+	s := &step{key: "m" + strconv.Itoa(n.msgs), id: strings.Clone(id), run: "", runSlot: -1}
 	n.steps[strings.Clone(scope)] = s
-	out.Open(sdk.S(s.key), sdk.Message{ID: sdk.Opt(id), Model: sdk.Opt(n.model), Scope: sdk.Opt(scope), Time: sdk.Opt(ts)})
+	out.Open(sdk.S(s.key), sdk.Message{ID: sdk.Opt(id), Model: sdk.Opt(n.model), Scope: sdk.Opt(scope), Time: sdk.Opt(ts.String())})
 	return s
 }
 
 // content appends a text or thinking delta to scope's open message: a
 // delta of the same type as the one before grows the same block.
-func (n *normalizer) content(scope, typ string, text sdk.Str, raw abi.Value, ts string, out *sdk.Out) {
+func (n *normalizer) content(scope, typ string, text sdk.Str, raw abi.Value, ts stamp, out *sdk.Out) {
 	if !text.IsSet() {
 		return
 	}
@@ -426,13 +430,13 @@ func (n *normalizer) closeAll(out *sdk.Out) {
 
 // user reports a prompt (or context the agent sent in the user's role)
 // from its parts: a string, or a list of {type: text, text}.
-func (n *normalizer) user(input abi.Value, origin, scope, ts string, out *sdk.Out) bool {
+func (n *normalizer) user(input abi.Value, origin, scope string, ts stamp, out *sdk.Out) bool {
 	key := ""
 	emit := func(t abi.Value) {
 		if key == "" {
 			n.msgs++
 			key = "u" + strconv.Itoa(n.msgs)
-			out.Open(sdk.S(key), sdk.Message{User: true, Scope: sdk.Opt(scope), Time: sdk.Opt(ts)})
+			out.Open(sdk.S(key), sdk.Message{User: true, Scope: sdk.Opt(scope), Time: sdk.Opt(ts.String())})
 		}
 		out.Block(sdk.S(key), -1, sdk.Block{Type: sdk.BlockText, Text: sdk.Text(t), Origin: origin})
 	}
@@ -459,14 +463,15 @@ func (n *normalizer) user(input abi.Value, origin, scope, ts string, out *sdk.Ou
 // toolCall reports a call: its tool_use block now, its tool.call when
 // report is set (else at the message's close or its result, whichever
 // comes first: a legacy call's arguments may still stream).
-func (n *normalizer) toolCall(scope, id, name, args, ts string, report bool, out *sdk.Out) {
+func (n *normalizer) toolCall(scope, id, name, args string, ts stamp, report bool, out *sdk.Out) {
 	if id == "" {
 		out.Warn("kimi tool call without id (" + name + "): no tool.call reported")
 		return
 	}
 	s := n.stepOf(scope, "", ts, out)
 	s.run = ""
-	c := call{id: strings.Clone(id), name: strings.Clone(name), args: strings.Clone(args), ts: ts, slot: s.next}
+	c := call{id: strings.Clone(id), name: strings.Clone(name), args: strings.Clone(args), ts: ts.String(), slot: s.next}
+	c.input = inputOf(c.args)
 	s.next++
 	t := n.tally(scope, c.id)
 	if t.results >= t.calls {
@@ -475,7 +480,7 @@ func (n *normalizer) toolCall(scope, id, name, args, ts string, report bool, out
 		t.calls++
 	}
 	t.name = c.name
-	out.Block(sdk.S(s.key), c.slot, sdk.Block{Type: sdk.BlockToolUse, ToolName: sdk.S(c.name), ToolID: sdk.S(c.id), ToolInput: inputOf(c.args)})
+	out.Block(sdk.S(s.key), c.slot, sdk.Block{Type: sdk.BlockToolUse, ToolName: sdk.S(c.name), ToolID: sdk.S(c.id), ToolInput: c.input})
 	if report {
 		n.reportCall(c, scope, out)
 		return
@@ -492,7 +497,8 @@ func (n *normalizer) growCall(scope string, part abi.Value, out *sdk.Out) bool {
 	}
 	c := &s.calls[len(s.calls)-1]
 	c.args = string(sdk.AppendText([]byte(c.args), part))
-	out.Block(sdk.S(s.key), c.slot, sdk.Block{Type: sdk.BlockToolUse, ToolName: sdk.S(c.name), ToolID: sdk.S(c.id), ToolInput: inputOf(c.args)})
+	c.input = inputOf(c.args)
+	out.Block(sdk.S(s.key), c.slot, sdk.Block{Type: sdk.BlockToolUse, ToolName: sdk.S(c.name), ToolID: sdk.S(c.id), ToolInput: c.input})
 	return true
 }
 
@@ -513,7 +519,7 @@ func (n *normalizer) flushCall(scope, id string, out *sdk.Out) {
 
 // reportCall reports c's tool.call.
 func (n *normalizer) reportCall(c call, scope string, out *sdk.Out) {
-	tc := sdk.ToolCall{CallID: sdk.S(c.id), Name: sdk.S(c.name), Input: inputOf(c.args), Kind: kindOf(c.name), Scope: sdk.Opt(scope), Time: sdk.Opt(c.ts)}
+	tc := sdk.ToolCall{CallID: sdk.S(c.id), Name: sdk.S(c.name), Input: c.input, Kind: kindOf(c.name), Scope: sdk.Opt(scope), Time: sdk.Opt(c.ts)}
 	if tc.Kind == "execute" {
 		if doc, ok := sdk.Parse([]byte(c.args)); ok {
 			tc.Command = sdk.StringOf(doc.Root().Get("command"))
@@ -526,7 +532,7 @@ func (n *normalizer) reportCall(c call, scope string, out *sdk.Out) {
 // parts whose text is joined), an error when the tool says so (denied
 // when the user rejected the call), and, for a legacy Agent call, the end
 // of its sub-agent's scope.
-func (n *normalizer) result(scope, id string, output abi.Value, isError bool, msg abi.Value, ts string, out *sdk.Out) {
+func (n *normalizer) result(scope, id string, output abi.Value, isError bool, msg abi.Value, ts stamp, out *sdk.Out) {
 	var o sdk.Str
 	outText := ""
 	switch output.Kind() {
@@ -542,7 +548,7 @@ func (n *normalizer) result(scope, id string, output abi.Value, isError bool, ms
 // its message (msg, msgText: the tool's message, the output's text when
 // the output is a string, outText, for the refusal and exit code they
 // state).
-func (n *normalizer) resultOf(scope, id string, output sdk.Str, outText string, isError bool, msg sdk.Str, msgText, ts string, out *sdk.Out) {
+func (n *normalizer) resultOf(scope, id string, output sdk.Str, outText string, isError bool, msg sdk.Str, msgText string, ts stamp, out *sdk.Out) {
 	if id == "" {
 		out.Warn("kimi tool result without a call id: not reported")
 		return
@@ -554,7 +560,7 @@ func (n *normalizer) resultOf(scope, id string, output sdk.Str, outText string, 
 		return
 	}
 	t.results++
-	r := sdk.ToolResult{CallID: sdk.S(id), Name: sdk.Opt(t.name), Scope: sdk.Opt(scope), Time: sdk.Opt(ts), Output: output}
+	r := sdk.ToolResult{CallID: sdk.S(id), Name: sdk.Opt(t.name), Scope: sdk.Opt(scope), Time: sdk.Opt(ts.String()), Output: output}
 	status := "ok"
 	if isError {
 		status = "error"
@@ -687,6 +693,23 @@ func inputOf(args string) sdk.Str {
 		return sdk.RawJSON(args)
 	}
 	return sdk.S(args)
+}
+
+// stamp is a record's time, formatted only where a record written
+// states it: most records write none (a streamed delta's message is
+// open already), and formatting a time was a twentieth of the plugin's
+// time natively.
+type stamp struct {
+	v  abi.Value
+	ms bool // epoch milliseconds (Kimi Code's time); else epoch seconds (the Kimi CLI's timestamp)
+}
+
+// String is the time as RFC 3339 ("" when there is none).
+func (t stamp) String() string {
+	if t.ms {
+		return msTime(t.v)
+	}
+	return secTime(t.v)
 }
 
 // secTime is epoch seconds (the Kimi CLI's float timestamp) as RFC 3339

@@ -11,7 +11,7 @@ import (
 // legacy handles one Kimi CLI wire record, {timestamp, message: {type,
 // payload}}, of the session (scope "") or, inside a SubagentEvent, of a
 // sub-agent (scope: the id of the Agent call that started it).
-func (n *normalizer) legacy(typ string, p abi.Value, ts, scope string, out *sdk.Out) {
+func (n *normalizer) legacy(typ string, p abi.Value, ts stamp, scope string, out *sdk.Out) {
 	switch typ {
 	case "TurnBegin", "SteerInput":
 		n.closeAll(out)
@@ -105,7 +105,7 @@ func (n *normalizer) legacy(typ string, p abi.Value, ts, scope string, out *sdk.
 
 // legacyPart handles a ContentPart: text and think deltas (the model's
 // output streamed in pieces); media parts are not mapped.
-func (n *normalizer) legacyPart(p abi.Value, ts, scope string, out *sdk.Out) {
+func (n *normalizer) legacyPart(p abi.Value, ts stamp, scope string, out *sdk.Out) {
 	// Each member looked up once: a Get walks the object's members.
 	var body abi.Value
 	switch t := p.Get("type"); {
@@ -131,7 +131,7 @@ func (n *normalizer) legacyPart(p abi.Value, ts, scope string, out *sdk.Out) {
 // a scope of that name was opened already (an Agent call that reused the
 // id of one whose sub-agent ran, or a sub-agent's own Agent call reusing
 // its parent's), by the id and a number (call_1#2, call_1#3, ...).
-func (n *normalizer) subagent(p abi.Value, ts, from string, out *sdk.Out) {
+func (n *normalizer) subagent(p abi.Value, ts stamp, from string, out *sdk.Out) {
 	ev := p.Get("event")
 	parent := str(p.Get("parent_tool_call_id"))
 	if parent == "" {
@@ -267,7 +267,7 @@ func str(v abi.Value) string {
 // response) the message.assistant, closed ok, or error with BtwEnd's
 // error. So the answer is never the step's. The log states no usage for
 // it (btw.py sends no StatusUpdate): none is counted.
-func (n *normalizer) sideQuestion(end bool, p abi.Value, ts string, out *sdk.Out) {
+func (n *normalizer) sideQuestion(end bool, p abi.Value, ts stamp, out *sdk.Out) {
 	scope := "btw-" + str(p.Get("id"))
 	if !n.btw[scope] {
 		// Begun, or (a log that lost its begin) ended at once.
@@ -290,7 +290,7 @@ func (n *normalizer) sideQuestion(end bool, p abi.Value, ts string, out *sdk.Out
 	if r := p.Get("response"); r.Kind() == abi.KindString && !r.Is("") {
 		n.msgs++
 		key := sdk.S("b" + strconv.Itoa(n.msgs))
-		out.Open(key, sdk.Message{Scope: sdk.S(scope), Model: sdk.Opt(n.model), Time: sdk.Opt(ts)})
+		out.Open(key, sdk.Message{Scope: sdk.S(scope), Model: sdk.Opt(n.model), Time: sdk.Opt(ts.String())})
 		out.Block(key, -1, sdk.Block{Type: sdk.BlockText, Text: sdk.Text(r)})
 		out.Close(key, sdk.MessageEnd{})
 	}

@@ -6,7 +6,7 @@ import (
 )
 
 // wire handles one Kimi Code journal record, {type, ...payload, time}.
-func (n *normalizer) wire(typ string, v abi.Value, ts string, out *sdk.Out) {
+func (n *normalizer) wire(typ string, v abi.Value, ts stamp, out *sdk.Out) {
 	switch typ {
 	case "turn.prompt", "turn.steer":
 		n.closeAll(out)
@@ -76,7 +76,7 @@ func (n *normalizer) wire(typ string, v abi.Value, ts string, out *sdk.Out) {
 // loop handles a loop event: a model call's step (step.begin, its
 // content parts and tool calls, step.end with its usage) and the tools'
 // results.
-func (n *normalizer) loop(ev abi.Value, ts string, out *sdk.Out) {
+func (n *normalizer) loop(ev abi.Value, ts stamp, out *sdk.Out) {
 	t := ev.Get("type")
 	switch {
 	case t.Is("step.begin"):
@@ -178,7 +178,7 @@ func (n *normalizer) turnEnded(v abi.Value, out *sdk.Out) {
 // user's role (a skill, a hook's result, a compaction summary) is
 // injected context; an assistant message or a tool result no loop event
 // stated is reported from the message.
-func (n *normalizer) appendMessage(m abi.Value, ts string, out *sdk.Out) {
+func (n *normalizer) appendMessage(m abi.Value, ts stamp, out *sdk.Out) {
 	role := m.Get("role")
 	switch {
 	case role.Is("user"):

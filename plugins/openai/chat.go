@@ -113,12 +113,14 @@ func (n *normalizer) chatMsg(r *chatResp, idx int64, out *sdk.Out) *chatMsg {
 
 // chunk handles one chat.completion.chunk.
 func (n *normalizer) chunk(v abi.Value, out *sdk.Out) {
+	// object found v's members (n.of): read before any call.
+	f := &n.of
+	tier, choices, usage, errv := f[oServiceTier], f[oChoices], f[oUsage], f[oError]
 	n.setFormat(FormatChatSSE, out)
 	r := n.chatFor(v, out)
-	if t := sdk.TierOf(v.Get("service_tier")); t != "" {
+	if t := sdk.TierOf(tier); t != "" {
 		r.tier = t
 	}
-	choices := v.Get("choices")
 	// said: the chunk added something to the transcript. One that adds
 	// nothing (an empty delta between pieces, a delta of annotations
 	// only, an empty reasoning_details entry) is declared ignored at the
@@ -164,7 +166,7 @@ func (n *normalizer) chunk(v abi.Value, out *sdk.Out) {
 			said = true
 		}
 	}
-	u := v.Get("usage")
+	u := usage
 	if u.Kind() != abi.KindObject {
 		// Groq states a stream's usage in its own x_groq object, on
 		// the chunk of the finish_reason (its bodies use usage).
@@ -184,11 +186,11 @@ func (n *normalizer) chunk(v abi.Value, out *sdk.Out) {
 			out.Ignored(sdk.S("chunk_usage"))
 		}
 	}
-	if e := v.Get("error"); e.Kind() == abi.KindObject {
+	if e := errv; e.Kind() == abi.KindObject {
 		n.apiError(e, out)
 		said = true
 	}
-	if choices.Kind() == abi.KindArray && choices.Len() == 0 && v.Get("usage").Kind() == abi.KindObject {
+	if choices.Kind() == abi.KindArray && choices.Len() == 0 && usage.Kind() == abi.KindObject {
 		// include_usage: the usage chunk is the response's last.
 		n.closeChat(r, out)
 	}

@@ -248,5 +248,7 @@
 //
 // keys (sdk.Plugin.Keys) lists every object key the normalizer reads, so
 // that the host marks them in its tapes and Get matches them by number
-// inside the sandbox; TestKeysCoverGets keeps the list complete.
+// inside the sandbox; TestKeysCoverGets keeps the list complete. A
+// payload object is read in one pass (abi.Value.Lookup of objectKeys;
+// TestLookupKeysDeclared keeps them in keys).
 package openai

@@ -16,8 +16,33 @@ var keys = abi.NewKeySet(
 	"message", "messages", "metadata", "model", "moderation", "name", "object", "operation",
 	"outcome", "output", "output_tokens", "output_tokens_details", "outputs", "part",
 	"prompt_cache_hit_tokens", "prompt_tokens", "prompt_tokens_details", "queries", "reason",
-	"reasoning", "reasoning_content", "reasoning_details", "reasoning_tokens", "refusal", "response",
+	"reasoning", "reasoning_content", "reasoning_details", "reasoning_tokens", "refusal", "request", "response",
 	"result", "results", "revised_prompt", "role", "server_label", "service_tier", "sources",
 	"status", "stderr", "stdout", "summary", "summary_index", "text", "thinking", "tool_call_id",
 	"tool_calls", "tools", "total_tokens", "transcript", "type", "usage", "x_groq",
+)
+
+// objectNames are the members of a payload object dispatches on (and
+// chunk reads), in the order of the o* constants; all are in keys
+// (TestLookupKeysDeclared).
+var (
+	objectNames = [...]string{"object", "type", "error", "choices", "output", "status", "usage", "request", "body", "response", "input", "model", "messages", "service_tier"}
+	objectKeys  = abi.NewKeySet(objectNames[:]...)
+)
+
+const (
+	oObject = iota
+	oType
+	oError
+	oChoices
+	oOutput
+	oStatus
+	oUsage
+	oRequest
+	oBody
+	oResponse
+	oInput
+	oModel
+	oMessages
+	oServiceTier
 )

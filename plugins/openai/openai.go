@@ -41,6 +41,14 @@ const maxNest = 4
 // a Go string, a byte slice the plugin owns, a literal sdk.Str or a
 // number: spans die with their line.
 type normalizer struct {
+	// of are the members of a payload object dispatches on (objectKeys),
+	// found in one pass over the object rather than one per Get (a chat
+	// chunk has no type, error or service_tier: each Get of one walked
+	// every member). object reads of before any call that may nest (a
+	// wrapper's payloads); chunk, which object calls for the same
+	// payload, reads it first thing.
+	of [len(objectNames)]abi.Value
+
 	format    string
 	inBatch   bool // reading the response of a Batch API output line
 	modelSent bool
@@ -203,7 +211,9 @@ func (n *normalizer) value(v abi.Value, depth int, out *sdk.Out) {
 
 // object dispatches one payload on what it is.
 func (n *normalizer) object(v abi.Value, depth int, out *sdk.Out) {
-	obj, typ := v.Get("object"), v.Get("type")
+	f := &n.of
+	v.Lookup(objectKeys, f[:])
+	obj, typ := f[oObject], f[oType]
 	switch {
 	case obj.Is("chat.completion.chunk"):
 		n.chunk(v, out)
@@ -220,21 +230,21 @@ func (n *normalizer) object(v abi.Value, depth int, out *sdk.Out) {
 		// or {type, error: {...}}.
 		n.setFormat(FormatResponsesSSE, out)
 		e := v
-		if v.Get("error").Kind() == abi.KindObject {
-			e = v.Get("error")
+		if f[oError].Kind() == abi.KindObject {
+			e = f[oError]
 		}
 		n.apiError(e, out)
-	case v.Get("error").Kind() == abi.KindObject && !v.Get("choices").Exists() && !v.Get("output").Exists():
+	case f[oError].Kind() == abi.KindObject && !f[oChoices].Exists() && !f[oOutput].Exists():
 		// An HTTP error body, or data: {"error": ...} in a stream.
-		n.apiError(v.Get("error"), out)
-	case v.Get("choices").Kind() == abi.KindArray:
+		n.apiError(f[oError], out)
+	case f[oChoices].Kind() == abi.KindArray:
 		// A compatible server that leaves out "object".
 		if isChunk(v) {
 			n.chunk(v, out)
 		} else {
 			n.completion(v, out)
 		}
-	case v.Get("output").Kind() == abi.KindArray && v.Get("status").Exists():
+	case f[oOutput].Kind() == abi.KindArray && f[oStatus].Exists():
 		n.setFormat(FormatResponses, out)
 		n.responseObject(v, abi.Value{}, out)
 	case obj.Is("response.compaction"):
@@ -243,7 +253,7 @@ func (n *normalizer) object(v abi.Value, depth int, out *sdk.Out) {
 		// usage. It is returned whole when the call succeeded.
 		n.setFormat(FormatResponses, out)
 		n.responseObject(v, abi.Value{}, out)
-	case obj.Kind() == abi.KindString && (v.Get("output").Kind() == abi.KindArray || v.Get("usage").Kind() == abi.KindObject):
+	case obj.Kind() == abi.KindString && (f[oOutput].Kind() == abi.KindArray || f[oUsage].Kind() == abi.KindObject):
 		// An object of the API this plugin does not know yet (a newer
 		// endpoint's body): counted by its object, and what it holds
 		// that the plugin knows (output items, usage) is kept, so the
@@ -260,7 +270,7 @@ func (n *normalizer) object(v abi.Value, depth int, out *sdk.Out) {
 		u.Tier = sdk.TierOf(v.Get("service_tier"))
 		out.Usage(u, sdk.ModeAdd)
 		costOf(v.Get("usage")).report(out)
-	case depth < maxNest && isWrapper(v):
+	case depth < maxNest && (f[oRequest].Kind() == abi.KindObject || f[oBody].Kind() == abi.KindObject || f[oResponse].Kind() == abi.KindObject):
 		// A request/response log record or a Batch API line: the
 		// request first, since it holds the results of the calls the
 		// previous response made. A Batch API output line (custom_id
@@ -280,9 +290,9 @@ func (n *normalizer) object(v abi.Value, depth int, out *sdk.Out) {
 			}
 		}
 		n.inBatch = false
-	case v.Get("input").Exists() && (v.Get("model").Exists() || v.Get("input").Kind() == abi.KindArray):
+	case f[oInput].Exists() && (f[oModel].Exists() || f[oInput].Kind() == abi.KindArray):
 		n.responsesRequest(v, out)
-	case v.Get("messages").Kind() == abi.KindArray:
+	case f[oMessages].Kind() == abi.KindArray:
 		n.chatRequest(v, out)
 	case typ.Kind() == abi.KindString:
 		out.Unmapped(sdk.S(sdk.TypeName(typ)))
@@ -291,17 +301,6 @@ func (n *normalizer) object(v abi.Value, depth int, out *sdk.Out) {
 	default:
 		out.Unmapped(sdk.S("(no type)"))
 	}
-}
-
-// isWrapper reports whether v wraps requests or responses rather than
-// being one.
-func isWrapper(v abi.Value) bool {
-	for _, k := range [...]string{"request", "body", "response"} {
-		if v.Get(k).Kind() == abi.KindObject {
-			return true
-		}
-	}
-	return false
 }
 
 // isChunk tells a chunk from a completion when "object" is missing.
