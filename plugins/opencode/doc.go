@@ -80,7 +80,18 @@
 // session log (no terminal event), and `opencode run --format json` has
 // none either (it stops printing when the session goes idle; a run that
 // ended on its last step's finish and one cut short after it print the
-// same lines): for every format the host derives the status.
+// same lines): for every format the host derives the status. `twasm
+// sync` often reads a store in the middle of a turn: OpenCode's
+// processor sets an assistant message's time.completed when it stops
+// working on it (answered, failed or aborted; session/processor.ts) and
+// its finish at a step's end, so a session whose newest message (the
+// rows come in the order of their creation) is an assistant's with
+// neither, and no error, reports a status incomplete below the terminal
+// level at its end: the turn has not finished (spec 6.7, a cut turn). A
+// later sync, after it finished, hands the message's rows again with
+// time.completed set, and the session is ok again. The same holds for
+// the older file tree's message documents. `opencode run --format json`
+// cannot tell: it prints the parts alone, no message info.
 //
 // A sub-agent session (parent_id set) is a child run of its parent
 // session's run (the host links them, abi.SQLiteSource's "parent"
