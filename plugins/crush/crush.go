@@ -109,6 +109,13 @@ type normalizer struct {
 	// summary is the session's summary_message_id: the message that
 	// holds the summary of what came before ("": none).
 	summary string
+	// newest is the message first seen last (the rows come in the order
+	// of their creation), open whether it is an assistant's message
+	// Crush has not finished yet (no finish part, no finished_at), as
+	// its latest version read says.
+	newest string
+	open   bool
+	seen   map[string]bool
 }
 
 // Line implements sdk.Normalizer.
@@ -217,6 +224,17 @@ func (n *normalizer) message(key string, r abi.Value, out *sdk.Out) {
 	if parts.Kind() != abi.KindArray {
 		out.Unmapped(sdk.S("parts_not_list"))
 		return
+	}
+	if n.seen == nil {
+		n.seen = map[string]bool{}
+	}
+	if !n.seen[key] {
+		n.seen[key] = true
+		n.newest = key
+	}
+	if key == n.newest {
+		fin, _ := r.Get("finished_at").Int()
+		n.open = !user && fin <= 0 && !hasFinish(parts)
 	}
 	k := sdk.S(key)
 	out.Open(k, hdr)
@@ -466,4 +484,25 @@ func seconds(v abi.Value) string {
 func clip(s string) string { return sdk.Clip(s, 300) }
 
 // End implements sdk.Normalizer.
-func (n *normalizer) End(out *sdk.Out) error { return nil }
+func (n *normalizer) End(out *sdk.Out) error {
+	if n.open {
+		// The database was read in the middle of a turn (twasm sync
+		// archives sessions Crush still writes): its newest message is
+		// an answer still streaming. A later sync reads it again,
+		// finished.
+		out.Status(sdk.StatusIncomplete, sdk.S("the turn has not finished: the last assistant message has no finish part yet (the database was read while Crush was writing it)"), sdk.LevelError)
+	}
+	return nil
+}
+
+// hasFinish says whether a message's parts hold its finish part, which
+// Crush adds when the response ends (message.AddFinish: ended, failed
+// or cancelled).
+func hasFinish(parts abi.Value) bool {
+	for it := parts.Iter(); it.Next(); {
+		if it.Value().Get("type").Is("finish") {
+			return true
+		}
+	}
+	return false
+}
