@@ -50,6 +50,12 @@ type normalizer struct {
 	// a call id another message reuses is told apart from it.
 	told   map[string]bool
 	agents []subAgent // Task calls' scopes, in call order
+	// streaming holds the keys of the assistant messages reported while
+	// Amp was still writing them (state streaming): their finished
+	// version is reported again, whole. lastStreaming: the thread read
+	// last ends on such a message (a turn not finished).
+	streaming     map[string]bool
+	lastStreaming bool
 }
 
 // Line implements sdk.Normalizer.
@@ -74,8 +80,11 @@ func (n *normalizer) Line(l *sdk.Line, out *sdk.Out) error {
 	said := false
 	idx := 0
 	it := msgs.Iter()
+	n.lastStreaming = false
 	for it.Next() {
-		said = n.message(it.Value(), idx, v, out) || said
+		m := it.Value()
+		said = n.message(m, idx, v, out) || said
+		n.lastStreaming = streaming(m)
 		idx++
 	}
 	if !said {
@@ -150,6 +159,12 @@ func messageKey(m abi.Value, idx int) sdk.Str {
 // End implements sdk.Normalizer: a Task call without a result leaves its
 // scope incomplete.
 func (n *normalizer) End(out *sdk.Out) error {
+	if n.lastStreaming {
+		// The thread was read while Amp streamed its last answer (twasm
+		// sync archives threads Amp still writes): a later version,
+		// the answer finished, settles it.
+		out.Status(sdk.StatusIncomplete, sdk.S("the turn has not finished: the thread's last assistant message is still streaming (state streaming)"), sdk.LevelError)
+	}
 	for i := range n.agents {
 		if a := &n.agents[i]; a.open {
 			a.open = false
@@ -157,4 +172,10 @@ func (n *normalizer) End(out *sdk.Out) error {
 		}
 	}
 	return nil
+}
+
+// streaming says whether m is an assistant message Amp is still writing
+// (state {type: "streaming"}; complete, cancelled and error are ended).
+func streaming(m abi.Value) bool {
+	return m.Get("role").Is("assistant") && m.Path("state", "type").Is("streaming")
 }
