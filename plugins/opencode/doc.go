@@ -91,7 +91,11 @@
 // later sync, after it finished, hands the message's rows again with
 // time.completed set, and the session is ok again. The same holds for
 // the older file tree's message documents. `opencode run --format json`
-// cannot tell: it prints the parts alone, no message info.
+// prints the parts alone, no message info: a run that ended on its last
+// step's finish and one cut short after it print the same; one that
+// stops inside a step (a step_start without its step_finish: the
+// process cut, or the user aborting the response) reports, at its end,
+// a status incomplete below the terminal level.
 //
 // A sub-agent session (parent_id set) is a child run of its parent
 // session's run (the host links them, abi.SQLiteSource's "parent"

@@ -97,10 +97,17 @@ func TestMidTurn(t *testing.T) {
 			`{"id":"prt_2","messageID":"msg_2","sessionID":"ses_1","type":"text","text":"Listing them."}`,
 		}, transcript.StatusIncomplete},
 		// run --format json prints the parts alone, no message info: a
-		// run cut after a step and one that ended there print the same.
-		{"run --format json cannot tell", []string{
+		// run cut after a step and one that ended there print the same;
+		// one cut inside a step (step_start, no step_finish) is not done.
+		{"run --format json after a step's finish", []string{
+			`{"type":"step_start","timestamp":1762077600400,"sessionID":"ses_1","part":{"id":"prt_1","messageID":"msg_2","sessionID":"ses_1","type":"step-start"}}`,
 			`{"type":"text","timestamp":1762077601000,"sessionID":"ses_1","part":{"id":"prt_2","messageID":"msg_2","sessionID":"ses_1","type":"text","text":"Listing them.","time":{"start":1762077600500,"end":1762077601000}}}`,
+			`{"type":"step_finish","timestamp":1762077601100,"sessionID":"ses_1","part":{"id":"prt_3","messageID":"msg_2","sessionID":"ses_1","type":"step-finish","reason":"stop","cost":0,"tokens":{"input":10,"output":2,"reasoning":0,"cache":{"read":0,"write":0}}}}`,
 		}, transcript.StatusOK},
+		{"run --format json cut inside a step", []string{
+			`{"type":"step_start","timestamp":1762077600400,"sessionID":"ses_1","part":{"id":"prt_1","messageID":"msg_2","sessionID":"ses_1","type":"step-start"}}`,
+			`{"type":"text","timestamp":1762077601000,"sessionID":"ses_1","part":{"id":"prt_2","messageID":"msg_2","sessionID":"ses_1","type":"text","text":"Listing them.","time":{"start":1762077600500,"end":1762077601000}}}`,
+		}, transcript.StatusIncomplete},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			raw := []byte(strings.Join(tc.lines, "\n") + "\n")
@@ -111,7 +118,7 @@ func TestMidTurn(t *testing.T) {
 			if o.Result.Status != tc.status {
 				t.Errorf("status %s (%q), want %s", o.Result.Status, o.Result.Error, tc.status)
 			}
-			if tc.status == transcript.StatusIncomplete && !strings.Contains(o.Result.Error, "has not finished") {
+			if tc.status == transcript.StatusIncomplete && !strings.Contains(o.Result.Error, "not finished") {
 				t.Errorf("error %q, want the unfinished turn named", o.Result.Error)
 			}
 			if n, first := silent(t, raw); n != 0 {

@@ -164,6 +164,9 @@ type normalizer struct {
 	// last is the message first seen last: the session's newest (the
 	// rows come in the order of their messages' creation).
 	last *message
+	// stepOpen: run --format json printed a step_start whose
+	// step_finish has not come.
+	stepOpen bool
 }
 
 // forkedHistory is the native name under which a message a fork copied
@@ -223,6 +226,12 @@ func (n *normalizer) Line(l *sdk.Line, out *sdk.Out) error {
 	case v.Get("part").Kind() == abi.KindObject && v.Get("type").Kind() == abi.KindString:
 		n.setFormat(out, fmtJSON, v.Get("sessionID").String())
 		p := v.Get("part")
+		switch {
+		case p.Get("type").Is("step-start"):
+			n.stepOpen = true
+		case p.Get("type").Is("step-finish"):
+			n.stepOpen = false
+		}
 		n.part(p.Get("messageID").String(), p.Get("id").String(), p, abi.Value{}, millis(v.Get("timestamp")), out)
 	case v.Get("type").Is("error"):
 		n.setFormat(out, fmtJSON, v.Get("sessionID").String())
@@ -771,6 +780,11 @@ func (n *normalizer) End(out *sdk.Out) error {
 	if n.current != nil {
 		n.close(n.current, out)
 		n.current = nil
+	}
+	if n.stepOpen {
+		// run --format json stopped inside a step: the process was cut
+		// while the model answered.
+		out.Status(sdk.StatusIncomplete, sdk.S("the turn has not finished: the output stops inside a step (a step_start without its step_finish)"), sdk.LevelError)
 	}
 	if m := n.last; m != nil && !m.user && m.info && !m.done {
 		// The store was read in the middle of a turn (twasm sync
