@@ -3,12 +3,8 @@
 package copilot_test
 
 import (
-	"bytes"
-	"os"
-	"path/filepath"
 	"testing"
 
-	"github.com/twasm/twasm/internal/normalize"
 	"github.com/twasm/twasm/internal/testing/plugintest"
 	"github.com/twasm/twasm/plugins/copilot"
 	"github.com/twasm/twasm/transcript"
@@ -22,39 +18,21 @@ import (
 // once the turn ended (its lines again, then the rest) is settled as
 // any other.
 func TestMidTurn(t *testing.T) {
-	raw, err := os.ReadFile(filepath.Join(goldenDir, "events_session_log.jsonl"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	lines := bytes.SplitAfter(raw, []byte("\n"))
-	// cut is the log up to (without) the n-th line of type typ.
-	cut := func(typ string, n int) []byte {
-		for i, l := range lines {
-			if bytes.Contains(l, []byte(`"type":"`+typ+`"`)) {
-				if n--; n == 0 {
-					return bytes.Join(lines[:i], nil)
-				}
-			}
-		}
-		t.Fatalf("no %d-th %s line", n, typ)
-		return nil
-	}
+	raw := plugintest.Testdata(t, "golden", "copilot", "events_session_log.jsonl")
+	const end, start = `"type":"assistant.turn_end"`, `"type":"assistant.turn_start"`
 	for _, tc := range []struct {
 		name   string
 		raw    []byte
 		status string
 	}{
-		{"cut after the calls' results, before the turn's end", cut("assistant.turn_end", 1), transcript.StatusIncomplete},
-		{"cut after the second turn's answer, before its end", cut("assistant.turn_end", 2), transcript.StatusIncomplete},
-		{"cut between two turns", cut("assistant.turn_start", 2), transcript.StatusOK},
+		{"cut after the calls' results, before the turn's end", plugintest.Cut(t, raw, end, 1), transcript.StatusIncomplete},
+		{"cut after the second turn's answer, before its end", plugintest.Cut(t, raw, end, 2), transcript.StatusIncomplete},
+		{"cut between two turns", plugintest.Cut(t, raw, start, 2), transcript.StatusOK},
 		{"the whole log", raw, transcript.StatusOK},
-		{"read mid-turn, then whole", append(cut("assistant.turn_end", 2), raw...), transcript.StatusOK},
+		{"read mid-turn, then whole", append(plugintest.Cut(t, raw, end, 2), raw...), transcript.StatusOK},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			o := plugintest.Run(t, copilot.Plugin, tc.raw, normalize.Options{Provider: "copilot"})
-			if o.Result.Status != tc.status {
-				t.Errorf("status %s (%q), want %s", o.Result.Status, o.Result.Error, tc.status)
-			}
+			plugintest.WantStatus(t, copilot.Plugin, "copilot", tc.raw, tc.status)
 		})
 	}
 }

@@ -4,11 +4,8 @@ package cursor_test
 
 import (
 	"bytes"
-	"os"
-	"path/filepath"
 	"testing"
 
-	"github.com/twasm/twasm/internal/normalize"
 	"github.com/twasm/twasm/internal/testing/plugintest"
 	"github.com/twasm/twasm/plugins/cursor"
 	"github.com/twasm/twasm/transcript"
@@ -20,41 +17,27 @@ import (
 // middle of a turn: incomplete, whatever the turn holds so far; one that
 // wrote no turn_ended at all is left to the host's session rule.
 func TestMidTurn(t *testing.T) {
-	raw, err := os.ReadFile(filepath.Join("..", "..", "testdata", "golden", "cursor", "transcript_tools_subagent.jsonl"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	lines := bytes.SplitAfter(raw, []byte("\n"))
-	var ends []int // the turn_ended lines
-	for i, l := range lines {
-		if bytes.Contains(l, []byte(`"type":"turn_ended"`)) {
-			ends = append(ends, i)
-		}
-	}
-	if len(ends) != 2 {
-		t.Fatalf("want 2 turn_ended lines, have %d", len(ends))
-	}
+	raw := plugintest.Testdata(t, "golden", "cursor", "transcript_tools_subagent.jsonl")
+	const ended = `"type":"turn_ended"`
 	var noEnds [][]byte
-	for _, l := range lines {
-		if !bytes.Contains(l, []byte(`"type":"turn_ended"`)) {
+	for _, l := range bytes.SplitAfter(raw, []byte("\n")) {
+		if !bytes.Contains(l, []byte(ended)) {
 			noEnds = append(noEnds, l)
 		}
 	}
+	first := plugintest.Cut(t, raw, ended, 1)
 	for _, tc := range []struct {
 		name   string
 		raw    []byte
 		status string
 	}{
-		{"the second turn without its turn_ended", bytes.Join(lines[:ends[1]], nil), transcript.StatusIncomplete},
-		{"after the first turn's end", bytes.Join(lines[:ends[0]+1], nil), transcript.StatusOK},
+		{"the second turn without its turn_ended", plugintest.Cut(t, raw, ended, 2), transcript.StatusIncomplete},
+		{"after the first turn's end", raw[:bytes.IndexByte(raw[len(first):], '\n')+len(first)+1], transcript.StatusOK},
 		{"whole", raw, transcript.StatusOK},
 		{"a Cursor that writes no turn_ended: the session rule", bytes.Join(noEnds, nil), transcript.StatusOK},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			o := plugintest.Run(t, cursor.Plugin, tc.raw, normalize.Options{Provider: "cursor"})
-			if o.Result.Status != tc.status {
-				t.Errorf("status %s (%q), want %s", o.Result.Status, o.Result.Error, tc.status)
-			}
+			plugintest.WantStatus(t, cursor.Plugin, "cursor", tc.raw, tc.status)
 		})
 	}
 }

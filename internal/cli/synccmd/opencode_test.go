@@ -40,6 +40,29 @@ func (o *openCodeDB) part(id, msg, session string, created, updated int64, data 
 	o.Exec("INSERT INTO part VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET time_updated = excluded.time_updated, data = excluded.data", id, msg, session, created, updated, data)
 }
 
+// openCodeHome is a home with OpenCode's database at its default place
+// (its directory dbDir), its schema and project prj written.
+func openCodeHome(t *testing.T) (h *clitest.Home, dbDir string, oc *openCodeDB) {
+	t.Helper()
+	h = clitest.NewHome(t)
+	dbDir = filepath.Join(h.Dir, ".local", "share", "opencode")
+	oc = openOpenCodeDB(t, filepath.Join(dbDir, "opencode.db"))
+	oc.Schema("opencode")
+	oc.Exec("INSERT INTO project VALUES ('prj')")
+	return h, dbDir, oc
+}
+
+// turnStarted writes session ses_1 created at T: the user's prompt
+// (msg_1) and the start of the assistant's answer (msg_2, its
+// step-start), which OpenCode has not finished.
+func (o *openCodeDB) turnStarted(T int64) {
+	o.session("ses_1", "", T)
+	o.message("msg_1", "ses_1", "user", T, "")
+	o.part("prt_1a", "msg_1", "ses_1", T, T, `{"type":"text","text":"List the files."}`)
+	o.message("msg_2", "ses_1", "assistant", T+1000, "")
+	o.part("prt_2a", "msg_2", "ses_1", T+1000, T+1000, `{"type":"step-start"}`)
+}
+
 // TestSyncOpenCode: a home with OpenCode's database at its default place
 // (OpenCode's schema, in WAL mode, the agent not running): doctor lists
 // the store and its three sessions, sync archives each as a run, a
@@ -56,17 +79,9 @@ func (o *openCodeDB) part(id, msg, session string, created, updated int64, data 
 // sub-agent's a child run.
 func TestSyncOpenCode(t *testing.T) {
 	t.Parallel()
-	h := clitest.NewHome(t)
-	dbDir := filepath.Join(h.Dir, ".local", "share", "opencode")
-	oc := openOpenCodeDB(t, filepath.Join(dbDir, "opencode.db"))
-	oc.Schema("opencode")
-	oc.Exec("INSERT INTO project VALUES ('prj')")
+	h, dbDir, oc := openCodeHome(t)
 	const T = 1762077600000
-	oc.session("ses_1", "", T)
-	oc.message("msg_1", "ses_1", "user", T, "")
-	oc.part("prt_1a", "msg_1", "ses_1", T, T, `{"type":"text","text":"List the files."}`)
-	oc.message("msg_2", "ses_1", "assistant", T+1000, "")
-	oc.part("prt_2a", "msg_2", "ses_1", T+1000, T+1000, `{"type":"step-start"}`)
+	oc.turnStarted(T)
 	oc.part("prt_2b", "msg_2", "ses_1", T+1100, T+1100, `{"type":"text","text":"Listing them."}`)
 	oc.part("prt_2c", "msg_2", "ses_1", T+1200, T+1300, `{"type":"tool","tool":"bash","callID":"call_ls","state":{"status":"running","input":{"command":"ls"},"time":{"start":1762077601200}}}`)
 	oc.session("ses_2", "", T+5000)
@@ -234,17 +249,9 @@ func TestSyncOpenCode(t *testing.T) {
 // next sync grows the same run and it is ok.
 func TestSyncOpenCodeMidTurn(t *testing.T) {
 	t.Parallel()
-	h := clitest.NewHome(t)
-	dbDir := filepath.Join(h.Dir, ".local", "share", "opencode")
-	oc := openOpenCodeDB(t, filepath.Join(dbDir, "opencode.db"))
-	oc.Schema("opencode")
-	oc.Exec("INSERT INTO project VALUES ('prj')")
+	h, dbDir, oc := openCodeHome(t)
 	const T = 1762077600000
-	oc.session("ses_1", "", T)
-	oc.message("msg_1", "ses_1", "user", T, "")
-	oc.part("prt_1a", "msg_1", "ses_1", T, T, `{"type":"text","text":"List the files."}`)
-	oc.message("msg_2", "ses_1", "assistant", T+1000, "")
-	oc.part("prt_2a", "msg_2", "ses_1", T+1000, T+1000, `{"type":"step-start"}`)
+	oc.turnStarted(T)
 	oc.part("prt_2b", "msg_2", "ses_1", T+1100, T+1100, `{"type":"text","text":"Two files: go.mod and"}`)
 	if err := oc.DB.Close(); err != nil {
 		t.Fatal(err)
