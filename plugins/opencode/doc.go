@@ -75,7 +75,10 @@
 // step's (run --format json names none). A message's error ({name, data:
 // {message}}) and a retry part's are provider errors, reported once,
 // except MessageAbortedError (the user stopped the response), a
-// warning; a
+// warning, and, on the session's newest answer, a status incomplete
+// below the terminal level at the end (the turn was cut, as a Codex
+// turn_aborted or a Pi response aborted is; a later answer makes the
+// session ok again); a
 // retry also a warning, a compaction part a warning. The store is a
 // session log (no terminal event), and `opencode run --format json` has
 // none either (it stops printing when the session goes idle; a run that

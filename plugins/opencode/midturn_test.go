@@ -34,6 +34,7 @@ func TestMidTurn(t *testing.T) {
 		running    = `{"role":"assistant","time":{"created":1762077601000},"modelID":"m1","providerID":"p"}`
 		finished   = `{"role":"assistant","time":{"created":1762077601000,"completed":1762077609000},"modelID":"m1","providerID":"p","finish":"stop"}`
 		finishOnly = `{"role":"assistant","time":{"created":1762077601000},"modelID":"m1","providerID":"p","finish":"stop"}`
+		aborted    = `{"role":"assistant","time":{"created":1762077601000,"completed":1762077603000},"modelID":"m1","providerID":"p","error":{"name":"MessageAbortedError","data":{"message":"The operation was aborted."}}}`
 		failed     = `{"role":"assistant","time":{"created":1762077601000},"modelID":"m1","providerID":"p","error":{"name":"APIError","data":{"message":"Overloaded"}}}`
 		prompt     = `{"type":"text","text":"List the files."}`
 		text       = `{"type":"text","text":"Listing them."}`
@@ -80,6 +81,17 @@ func TestMidTurn(t *testing.T) {
 			rowWith("msg_3", running, "prt_4", text),
 			rowWith("msg_2", finished, "prt_3", step),
 		}, transcript.StatusIncomplete},
+		{"the last answer aborted by the user: cut", []string{facts,
+			rowWith("msg_1", user, "prt_1", prompt),
+			rowWith("msg_2", aborted, "prt_2", text),
+			rowWith("msg_2", aborted, "prt_3", done),
+		}, transcript.StatusIncomplete},
+		{"an answer aborted, then asked and answered", []string{facts,
+			rowWith("msg_1", user, "prt_1", prompt),
+			rowWith("msg_2", aborted, "prt_2", text),
+			rowWith("msg_3", user, "prt_4", prompt),
+			rowWith("msg_4", finished, "prt_5", text),
+		}, transcript.StatusOK},
 		{"a failed answer is an error, not mid-turn", []string{facts,
 			rowWith("msg_1", user, "prt_1", prompt),
 			rowWith("msg_2", failed, "prt_2", text),
@@ -118,7 +130,7 @@ func TestMidTurn(t *testing.T) {
 			if o.Result.Status != tc.status {
 				t.Errorf("status %s (%q), want %s", o.Result.Status, o.Result.Error, tc.status)
 			}
-			if tc.status == transcript.StatusIncomplete && !strings.Contains(o.Result.Error, "not finished") {
+			if tc.status == transcript.StatusIncomplete && !strings.Contains(o.Result.Error, "not finished") && !strings.Contains(o.Result.Error, "aborted") {
 				t.Errorf("error %q, want the unfinished turn named", o.Result.Error)
 			}
 			if n, first := silent(t, raw); n != 0 {

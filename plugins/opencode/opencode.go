@@ -786,13 +786,21 @@ func (n *normalizer) End(out *sdk.Out) error {
 		// while the model answered.
 		out.Status(sdk.StatusIncomplete, sdk.S("the turn has not finished: the output stops inside a step (a step_start without its step_finish)"), sdk.LevelError)
 	}
-	if m := n.last; m != nil && !m.user && m.info && !m.done {
-		// The store was read in the middle of a turn (twasm sync
-		// archives sessions the agent still writes): the session's
-		// newest message is an answer OpenCode has not finished. A
-		// later sync, after it finished, hands its rows again with
-		// time.completed set.
-		out.Status(sdk.StatusIncomplete, sdk.S("the turn has not finished: the last assistant message "+m.id+" has no time.completed (the store was read while OpenCode was writing it)"), sdk.LevelError)
+	if m := n.last; m != nil && !m.user && m.info {
+		switch {
+		case !m.done:
+			// The store was read in the middle of a turn (twasm sync
+			// archives sessions the agent still writes): the session's
+			// newest message is an answer OpenCode has not finished. A
+			// later sync, after it finished, hands its rows again with
+			// time.completed set.
+			out.Status(sdk.StatusIncomplete, sdk.S("the turn has not finished: the last assistant message "+m.id+" has no time.completed (the store was read while OpenCode was writing it)"), sdk.LevelError)
+		case m.errName == "MessageAbortedError":
+			// The user stopped the session's last answer: the turn
+			// was cut, as a Codex turn_aborted or a Pi response
+			// aborted is (a warning too, no provider error).
+			out.Status(sdk.StatusIncomplete, sdk.S("the response was aborted: "+m.errText), sdk.LevelError)
+		}
 	}
 	return nil
 }
