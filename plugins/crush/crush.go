@@ -116,6 +116,8 @@ type normalizer struct {
 	newest string
 	open   bool
 	seen   map[string]bool
+	// canceled: that message's finish part says the user cancelled it.
+	canceled bool
 }
 
 // Line implements sdk.Normalizer.
@@ -234,7 +236,9 @@ func (n *normalizer) message(key string, r abi.Value, out *sdk.Out) {
 	}
 	if key == n.newest {
 		fin, _ := r.Get("finished_at").Int()
-		n.open = !user && fin <= 0 && !hasFinish(parts)
+		reason, finished := finishReason(parts)
+		n.open = !user && fin <= 0 && !finished
+		n.canceled = !user && reason == "canceled"
 	}
 	k := sdk.S(key)
 	out.Open(k, hdr)
@@ -492,17 +496,22 @@ func (n *normalizer) End(out *sdk.Out) error {
 		// finished.
 		out.Status(sdk.StatusIncomplete, sdk.S("the turn has not finished: the last assistant message has no finish part yet (the database was read while Crush was writing it)"), sdk.LevelError)
 	}
+	if n.canceled {
+		// The user cancelled the session's last answer: the turn was
+		// cut, as a Codex turn_aborted is (a warning too).
+		out.Status(sdk.StatusIncomplete, sdk.S("the response was cancelled by the user"), sdk.LevelError)
+	}
 	return nil
 }
 
-// hasFinish says whether a message's parts hold its finish part, which
-// Crush adds when the response ends (message.AddFinish: ended, failed
-// or cancelled).
-func hasFinish(parts abi.Value) bool {
+// finishReason is the reason of a message's finish part, and whether
+// it has one: Crush adds it when the response ends (message.AddFinish:
+// ended, failed or cancelled).
+func finishReason(parts abi.Value) (string, bool) {
 	for it := parts.Iter(); it.Next(); {
-		if it.Value().Get("type").Is("finish") {
-			return true
+		if p := it.Value(); p.Get("type").Is("finish") {
+			return p.Path("data", "reason").String(), true
 		}
 	}
-	return false
+	return "", false
 }

@@ -95,7 +95,9 @@
 // assistant's with neither reports, at its end, a status incomplete
 // below the terminal level: the turn has not finished. A later sync
 // reads the message again, finished, and the session is settled as
-// any other. Times are seconds (the
+// any other. A newest answer whose finish reason is canceled (the user
+// stopped it) is likewise incomplete (a cut turn, as a Codex
+// turn_aborted is), besides its warning. Times are seconds (the
 // schema's comments say milliseconds; a figure past 10^11 is read as
 // milliseconds).
 //

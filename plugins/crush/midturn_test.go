@@ -28,11 +28,12 @@ func msgRow(id, role, parts, finished string, version int) string {
 // incomplete; the same message read again finished is ok.
 func TestMidTurn(t *testing.T) {
 	const (
-		prompt   = `[{"type":"text","data":{"text":"Fix the parser"}}]`
-		partial  = `[{"type":"text","data":{"text":"Let me look"}}]`
-		answered = `[{"type":"text","data":{"text":"Let me look. Fixed."}},{"type":"finish","data":{"reason":"end_turn","time":1772359210}}]`
-		call     = `[{"type":"tool_call","data":{"id":"c1","name":"view","input":"{\"file_path\":\"p.go\"}","finished":true}},{"type":"finish","data":{"reason":"tool_use","time":1772359205}}]`
-		result   = `[{"type":"tool_result","data":{"tool_call_id":"c1","name":"view","content":"package p","is_error":false}}]`
+		prompt    = `[{"type":"text","data":{"text":"Fix the parser"}}]`
+		partial   = `[{"type":"text","data":{"text":"Let me look"}}]`
+		answered  = `[{"type":"text","data":{"text":"Let me look. Fixed."}},{"type":"finish","data":{"reason":"end_turn","time":1772359210}}]`
+		call      = `[{"type":"tool_call","data":{"id":"c1","name":"view","input":"{\"file_path\":\"p.go\"}","finished":true}},{"type":"finish","data":{"reason":"tool_use","time":1772359205}}]`
+		cancelled = `[{"type":"text","data":{"text":"Let me"}},{"type":"finish","data":{"reason":"canceled","time":1772359210}}]`
+		result    = `[{"type":"tool_result","data":{"tool_call_id":"c1","name":"view","content":"package p","is_error":false}}]`
 	)
 	for _, tc := range []struct {
 		name   string
@@ -58,6 +59,13 @@ func TestMidTurn(t *testing.T) {
 			msgRow("t1", "tool", result, "null", 3), msgRow("a2", "assistant", partial, "null", 4),
 			msgRow("a1", "assistant", call, "1772359205", 5),
 		}, transcript.StatusIncomplete},
+		{"the last answer cancelled by the user: cut", []string{
+			msgRow("u1", "user", prompt, "null", 1), msgRow("a1", "assistant", cancelled, "1772359210", 2),
+		}, transcript.StatusIncomplete},
+		{"an answer cancelled, then asked and answered", []string{
+			msgRow("u1", "user", prompt, "null", 1), msgRow("a1", "assistant", cancelled, "1772359210", 2),
+			msgRow("u2", "user", prompt, "null", 3), msgRow("a2", "assistant", answered, "1772359220", 4),
+		}, transcript.StatusOK},
 		{"the call's result is the newest message", []string{
 			msgRow("u1", "user", prompt, "null", 1), msgRow("a1", "assistant", call, "1772359205", 2),
 			msgRow("t1", "tool", result, "null", 3),
