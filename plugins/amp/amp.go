@@ -56,6 +56,9 @@ type normalizer struct {
 	// last ends on such a message (a turn not finished).
 	streaming     map[string]bool
 	lastStreaming bool
+	// lastCancelled: the thread read last ends on an assistant message
+	// the user cancelled (state cancelled).
+	lastCancelled bool
 }
 
 // Line implements sdk.Normalizer.
@@ -80,11 +83,12 @@ func (n *normalizer) Line(l *sdk.Line, out *sdk.Out) error {
 	said := false
 	idx := 0
 	it := msgs.Iter()
-	n.lastStreaming = false
+	n.lastStreaming, n.lastCancelled = false, false
 	for it.Next() {
 		m := it.Value()
 		said = n.message(m, idx, v, out) || said
 		n.lastStreaming = streaming(m)
+		n.lastCancelled = m.Get("role").Is("assistant") && m.Path("state", "type").Is("cancelled")
 		idx++
 	}
 	if !said {
@@ -164,6 +168,11 @@ func (n *normalizer) End(out *sdk.Out) error {
 		// sync archives threads Amp still writes): a later version,
 		// the answer finished, settles it.
 		out.Status(sdk.StatusIncomplete, sdk.S("the turn has not finished: the thread's last assistant message is still streaming (state streaming)"), sdk.LevelError)
+	}
+	if n.lastCancelled {
+		// The user stopped the thread's last answer: the turn was cut,
+		// as a Codex turn_aborted is (a warning too).
+		out.Status(sdk.StatusIncomplete, sdk.S("the response was cancelled by the user before it completed"), sdk.LevelError)
 	}
 	for i := range n.agents {
 		if a := &n.agents[i]; a.open {

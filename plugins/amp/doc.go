@@ -61,7 +61,9 @@
 // usage.model, its stop reason state.stopReason. A message whose state is
 // {type: "error"} is an error the provider reported (state.error.message),
 // so a thread whose last call failed is "error"; one whose state is
-// cancelled (the user stopped it) is a warning. The step's model is the
+// cancelled (the user stopped it) is a warning, and, as the thread's
+// last message, a status incomplete below the terminal level (a cut
+// turn, as a Codex turn_aborted is). The step's model is the
 // latest that answered. Message keys are "m<messageId>" (the index in
 // the array when there is none); a message of a role not known here is a
 // warning.

@@ -39,6 +39,7 @@ func TestMidTurn(t *testing.T) {
 		{"the last answer complete", thread(user, done), transcript.StatusOK, []string{"Let me fix it. Fixed."}, 9},
 		{"read streaming, then complete", thread(user, streamingV) + "\n" + thread(user, done), transcript.StatusOK, []string{"Let me", "Let me fix it. Fixed."}, 9},
 		{"read complete twice", thread(user, done) + "\n" + thread(user, done), transcript.StatusOK, []string{"Let me fix it. Fixed."}, 9},
+		{"the last answer cancelled by the user: cut", thread(user, asst(`{"type":"cancelled"}`, "Let me", 2)), transcript.StatusIncomplete, []string{"Let me"}, 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			o := plugintest.Run(t, amp.Plugin, []byte(tc.in+"\n"), normalize.Options{Provider: "amp"})
