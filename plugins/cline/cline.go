@@ -164,8 +164,8 @@ type normalizer struct {
 	// streamFail: the last request failed while streaming (apiRequest).
 	streamFail streamFail
 	// uiRunning: the last API request of the UI's messages read last is
-	// still running (uiMessages).
-	uiRunning bool
+	// still running (uiMessages); uiCancelled: the user cancelled it.
+	uiRunning, uiCancelled bool
 	// parent is the task this one is a sub-task of (Roo Code).
 	parent string
 	// uiStash are the UI's conversation elements not written yet, for a
@@ -443,10 +443,17 @@ func (n *normalizer) End(out *sdk.Out) error {
 		n.uiWarn(out)
 	}
 	n.settle(out)
-	if n.uiRunning && !n.stream && n.agent == nil && n.roo == nil {
-		// After the errors held back: a request that failed and was
-		// retried, the retry still running, is a turn going on.
-		out.Status(sdk.StatusIncomplete, sdk.S("the turn has not finished: the task's last API request is still running (its api_req_started has no figures and no cancelReason yet)"), sdk.LevelError)
+	if !n.stream && n.agent == nil && n.roo == nil {
+		switch {
+		case n.uiRunning:
+			// After the errors held back: a request that failed and
+			// was retried, the retry still running, is a turn going on.
+			out.Status(sdk.StatusIncomplete, sdk.S("the turn has not finished: the task's last API request is still running (its api_req_started has no figures and no cancelReason yet)"), sdk.LevelError)
+		case n.uiCancelled:
+			// The user cancelled the task's last request: the turn was
+			// cut, as a Codex turn_aborted is (a warning too).
+			out.Status(sdk.StatusIncomplete, sdk.S("the task's last API request was cancelled by the user"), sdk.LevelError)
+		}
 	}
 	switch {
 	case n.agent != nil:

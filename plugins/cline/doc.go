@@ -220,7 +220,9 @@
 // terminal level at the end makes it incomplete ("the turn has not
 // finished"), unless an error in the tail decides it (the session
 // rule's order); read again once the request completed, it is settled
-// as any other. A request that failed while streaming (cancelReason
+// as any other. A task whose last request the user cancelled
+// (cancelReason user_cancelled) is likewise incomplete (a cut turn, as
+// a Codex turn_aborted is), besides its warning. A request that failed while streaming (cancelReason
 // streaming_failed, its streamingFailedMessage) and the ask
 // api_req_failed after it (retry?) are one failure, one error: the
 // ask's place, the request's message, code streaming_failed (read

@@ -35,6 +35,7 @@ func TestFailedRequestOnce(t *testing.T) {
 	running := clineSay("1772359200500", "api_req_started", `{\"request\":\"y\"}`)
 	retried := clineSay("1772359200450", "api_req_retried", "")
 	completed := clineSay("1772359200500", "api_req_started", `{\"request\":\"y\",\"tokensIn\":20,\"tokensOut\":5,\"cost\":0.003}`)
+	cancelled := clineSay("1772359200200", "api_req_started", `{\"request\":\"y\",\"tokensIn\":20,\"tokensOut\":1,\"cost\":0.001,\"cancelReason\":\"user_cancelled\"}`)
 	said2 := clineSay("1772359200600", "text", "Fixed again.")
 	history := func(answers ...string) string {
 		h := `[{"role":"user","content":[{"type":"text","text":"<task>\nFix the parser\n</task>"}]}`
@@ -72,6 +73,10 @@ func TestFailedRequestOnce(t *testing.T) {
 		// task_ui_only_error_unanswered pins it).
 		{"a failure retried, the retry still running: the error",
 			doc(task, done, said, failed, asked, retried, running) + "\n" + history("Fixed."), []wantErr{{"529 Overloaded", "streaming_failed"}}, transcript.StatusError},
+		{"the last request cancelled by the user: cut",
+			doc(task, done, said, cancelled) + "\n" + history("Fixed."), nil, transcript.StatusIncomplete},
+		{"a request cancelled, then the task went on",
+			doc(task, cancelled, completed, said2) + "\n" + history("Fixed again."), nil, transcript.StatusOK},
 		{"read mid-turn, then again once the request completed",
 			doc(task, done, said, running) + "\n" + history("Fixed.") + "\n" + doc(task, done, said, completed, said2) + "\n" + history("Fixed.", "Fixed again."), nil, transcript.StatusOK},
 	} {

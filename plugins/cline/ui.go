@@ -25,10 +25,13 @@ func (n *normalizer) uiMessages(msgs abi.Value, out *sdk.Out) {
 	// The task's last API request still running (Cline completes its
 	// api_req_started once the response is in, or says why it ended)
 	// is a turn not finished: the task was read in its middle.
-	n.uiRunning = false
+	n.uiRunning, n.uiCancelled = false, false
 	for i := len(hashes) - 1; i >= 0; i-- {
 		if m := msgs.Index(i); m.Get("say").Is("api_req_started") {
 			n.uiRunning = requestRunning(m)
+			if doc, ok := sdk.Parse([]byte(m.Get("text").String())); ok {
+				n.uiCancelled = doc.Root().Get("cancelReason").Is("user_cancelled")
+			}
 			break
 		}
 	}
