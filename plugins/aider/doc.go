@@ -157,7 +157,9 @@
 // carry their cause's) is that error's. A chat history has no terminal record:
 // the step is reported with NoTerminal and the host settles its status
 // by the session rule of spec §6.7 (an error after the last answer is
-// error, an unanswered prompt incomplete). Aider's other notices (the
+// error, an unanswered prompt incomplete). A history read in the middle
+// of a turn cannot be told from a finished one: Aider appends the
+// answer once it is whole and writes no turn's end. Aider's other notices (the
 // repository, files added, hints, interrupts) are declared ignored:
 // what the session did is in the prompts, answers and calls.
 package aider

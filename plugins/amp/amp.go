@@ -58,6 +58,15 @@ type normalizer struct {
 	told   map[string]bool
 	agents []subAgent // Task calls' scopes, in call order
 	forks  []string   // parents of a fork with no fork point, warned of once
+	// streaming holds the keys of the assistant messages reported while
+	// Amp was still writing them (state streaming): their finished
+	// version is reported again, whole. lastStreaming: the thread read
+	// last ends on such a message (a turn not finished).
+	streaming     map[string]bool
+	lastStreaming bool
+	// lastCancelled: the thread read last ends on an assistant message
+	// the user cancelled (state cancelled).
+	lastCancelled bool
 }
 
 // Line implements sdk.Normalizer.
@@ -83,10 +92,14 @@ func (n *normalizer) Line(l *sdk.Line, out *sdk.Out) error {
 	said := false
 	idx := 0
 	it := msgs.Iter()
+	n.lastStreaming, n.lastCancelled = false, false
 	for it.Next() {
+		m := it.Value()
 		if idx > copied {
-			said = n.message(it.Value(), idx, v, out) || said
+			said = n.message(m, idx, v, out) || said
 		}
+		n.lastStreaming = streaming(m)
+		n.lastCancelled = m.Get("role").Is("assistant") && m.Path("state", "type").Is("cancelled")
 		idx++
 	}
 	if !said {
@@ -207,6 +220,17 @@ func hash64(b []byte) uint64 {
 // End implements sdk.Normalizer: a Task call without a result leaves its
 // scope incomplete.
 func (n *normalizer) End(out *sdk.Out) error {
+	if n.lastStreaming {
+		// The thread was read while Amp streamed its last answer (twasm
+		// sync archives threads Amp still writes): a later version,
+		// the answer finished, settles it.
+		out.Status(sdk.StatusIncomplete, sdk.S("the turn has not finished: the thread's last assistant message is still streaming (state streaming)"), sdk.LevelError)
+	}
+	if n.lastCancelled {
+		// The user stopped the thread's last answer: the turn was cut,
+		// as a Codex turn_aborted is (a warning too).
+		out.Status(sdk.StatusIncomplete, sdk.S("the response was cancelled by the user before it completed"), sdk.LevelError)
+	}
 	for i := range n.agents {
 		if a := &n.agents[i]; a.open {
 			a.open = false
@@ -214,4 +238,10 @@ func (n *normalizer) End(out *sdk.Out) error {
 		}
 	}
 	return nil
+}
+
+// streaming says whether m is an assistant message Amp is still writing
+// (state {type: "streaming"}; complete, cancelled and error are ended).
+func streaming(m abi.Value) bool {
+	return m.Get("role").Is("assistant") && m.Path("state", "type").Is("streaming")
 }

@@ -37,7 +37,16 @@
 // terminal record: it is reported with NoTerminal and the host settles its
 // status by the session rule of spec §6.7 (error when a provider error
 // came after the last answer, incomplete when it ends on a prompt without
-// an answer or on a call without a result, else ok).
+// an answer or on a call without a result, else ok). Amp writes an
+// answer into the thread while it streams (the assistant message's
+// state {type: "streaming"}, until complete, cancelled or error), and
+// `twasm sync` often reads it then: a thread whose last message is
+// still streaming reports, at its end, a status incomplete below the
+// terminal level ("the turn has not finished"). A streaming message's
+// usage is not reported (not final); a later version of it in the same
+// stream is reported again whole, as a new version of the message (its
+// id the same), with its usage; a later sync reads the new version of
+// the document whole, which the archive keeps as the message revised.
 //
 // # Decisions
 //
@@ -52,7 +61,9 @@
 // usage.model, its stop reason state.stopReason. A message whose state is
 // {type: "error"} is an error the provider reported (state.error.message),
 // so a thread whose last call failed is "error"; one whose state is
-// cancelled (the user stopped it) is a warning. The step's model is the
+// cancelled (the user stopped it) is a warning, and, as the thread's
+// last message, a status incomplete below the terminal level (a cut
+// turn, as a Codex turn_aborted is). The step's model is the
 // latest that answered. Message keys are "m<messageId>" (the index in
 // the array when there is none); a message of a role not known here is a
 // warning.

@@ -40,6 +40,14 @@ func (n *normalizer) message(m abi.Value, idx int, thread abi.Value, out *sdk.Ou
 	}
 	key := messageKey(id, hasID, idx)
 	role := m.Get("role")
+	if seen && n.streaming[key.String()] && role.Is("assistant") {
+		// Reported while Amp streamed it: this version (finished, or
+		// further along) is reported whole, as a new version of the
+		// message (the same id), its usage once it is final.
+		delete(n.streaming, key.String())
+		n.assistant(m, key, thread, out)
+		return true
+	}
 	if seen {
 		// A later version of a message already reported (the thread
 		// rewritten, two versions in one stream): what it adds is the
@@ -185,6 +193,15 @@ func (n *normalizer) assistant(m abi.Value, key sdk.Str, thread abi.Value, out *
 		}
 	}
 	usage := usageOf(u)
+	if streaming(m) {
+		// Still being written: its figures are not final, and its
+		// finished version is reported again (message).
+		if n.streaming == nil {
+			n.streaming = map[string]bool{}
+		}
+		n.streaming[key.String()] = true
+		usage = sdk.Usage{}
+	}
 	out.Usage(usage, sdk.ModeAdd)
 	it = content.Iter()
 	for it.Next() {

@@ -82,7 +82,15 @@
 // interrupted by user]", "... for tool use]": the user stopped the turn)
 // is reported as a status incomplete below the terminal level, so a log
 // whose last answer it follows is incomplete (as Codex's turn_aborted and
-// Pi's aborted response are), and a later answer makes it ok again.
+// Pi's aborted response are), and a later answer makes it ok again. A
+// log read in the middle of a turn (`twasm sync` reads logs Claude Code
+// still writes) is incomplete where it ends on a prompt, a call without
+// its result or the model's thinking alone; one ending on an answer's
+// text block or a call's result reads ok, though the turn may go on:
+// the per-block lines carry no stop_reason while they stream, and
+// system/turn_duration is no turn's end marker (the captures hold turns
+// without one: irrlicht v2.1.143's last three prompts, spotter
+// v2.1.39's).
 //
 // Messages. The lines of one message (one per content block, sharing
 // message.id) may have other lines between them: a hook's progress, the

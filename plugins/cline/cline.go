@@ -164,6 +164,11 @@ type normalizer struct {
 	// the conversation that comes after them in the stream, so that the
 	// status rule sees them after the last answer.
 	deferred []uiError
+	// streamFail: the last request failed while streaming (apiRequest).
+	streamFail streamFail
+	// uiRunning: the last API request of the UI's messages read last is
+	// still running (uiMessages); uiCancelled: the user cancelled it.
+	uiRunning, uiCancelled bool
 	// parent is the task this one is a sub-task of (Roo Code).
 	parent string
 	// uiStash are the UI's conversation elements not written yet, for a
@@ -203,6 +208,15 @@ type normalizer struct {
 }
 
 type uiError struct{ msg, code string }
+
+// streamFail is the last request read, when it failed while streaming
+// (cancelReason streaming_failed): its message, and whether it was
+// reported with the request (else the ask api_req_failed after it
+// reports it).
+type streamFail struct {
+	set, reported bool
+	msg           string
+}
 
 type pendingCall struct{ id, name string }
 
@@ -453,6 +467,18 @@ func (n *normalizer) End(out *sdk.Out) error {
 		n.uiWarn(out)
 	}
 	n.settle(out)
+	if !n.stream && n.agent == nil && n.roo == nil {
+		switch {
+		case n.uiRunning:
+			// After the errors held back: a request that failed and
+			// was retried, the retry still running, is a turn going on.
+			out.Status(sdk.StatusIncomplete, sdk.S("the turn has not finished: the task's last API request is still running (its api_req_started has no figures and no cancelReason yet)"), sdk.LevelError)
+		case n.uiCancelled:
+			// The user cancelled the task's last request: the turn was
+			// cut, as a Codex turn_aborted is (a warning too).
+			out.Status(sdk.StatusIncomplete, sdk.S("the task's last API request was cancelled by the user"), sdk.LevelError)
+		}
+	}
 	switch {
 	case n.agent != nil:
 		n.agentEnd(out)

@@ -227,7 +227,25 @@
 // answer (status error); an error the task went on after (a later request
 // or answer) comes before it and does not decide the status. A task has
 // no terminal event: NoTerminal, and the host settles the status by the
-// session rule (spec §6.7). A UI message is told by its ts (its index
+// session rule (spec §6.7). A task whose last API request is still
+// running (its api_req_started without figures or cancelReason: Cline
+// completes it once the response is in) was read in the middle of a
+// turn, as `twasm sync` often reads one: a status incomplete below the
+// terminal level at the end makes it incomplete ("the turn has not
+// finished"), unless an error in the tail decides it (the session
+// rule's order); read again once the request completed, it is settled
+// as any other. A task whose last request the user cancelled
+// (cancelReason user_cancelled) is likewise incomplete (a cut turn, as
+// a Codex turn_aborted is), besides its warning. A request that failed while streaming (cancelReason
+// streaming_failed, its streamingFailedMessage) and the ask
+// api_req_failed after it (retry?) are one failure, one error: the
+// ask's place, the request's message, code streaming_failed (read
+// before the ask was written, the request reports it and the ask,
+// when it comes, is ignored as the same failure); where the task ends
+// on such a request without the ask, its error is held back as one in
+// the tail is. An error text the UI keeps as a JSON object
+// ({"message": ...}: say error, ask api_req_failed,
+// streamingFailedMessage) is its message. A UI message is told by its ts (its index
 // where it has none): after a rewind (below) the task's next messages
 // come at indices messages cut away had, and are written too. Each
 // message of the UI's conversation has its key as its id: ui-<index>,
@@ -273,7 +291,8 @@
 // 0); a deleted_api_reqs counts what it sums beyond the requests the
 // stream counted (Decisions, Rewritten documents). Errors (say error, ask
 // api_req_failed, whose text is {"message"}) are provider errors, retries
-// warnings.
+// warnings; an ask api_req_failed after a request printed with
+// cancelReason streaming_failed is that failure, reported once.
 //
 // # Format "agent-events"
 //

@@ -175,7 +175,7 @@ func (n *normalizer) streamMessage(m abi.Value, out *sdk.Out) {
 	case "use_mcp_server", "ask:use_mcp_server":
 		n.streamMCP(key, text, ts, out)
 	case "api_req_started", "api_req_finished":
-		if n.apiRequest(m, -n.streamMsgs, "an API request", out) == 0 {
+		if n.apiRequest(m, -n.streamMsgs, "an API request", false, false, out) == 0 {
 			out.Ignored(sdk.S(kind))
 		}
 	case "subagent_usage":
@@ -191,7 +191,15 @@ func (n *normalizer) streamMessage(m abi.Value, out *sdk.Out) {
 		}
 	case "error", "ask:api_req_failed", "ask:mistake_limit_reached":
 		code := strings.TrimPrefix(kind, "ask:")
-		out.Error(sdk.ProviderError{Message: sdk.S(orText(errorText(text.String()), code)), Code: sdk.S(code)})
+		msg := errorText(text.String())
+		if code == "api_req_failed" {
+			var same bool
+			if msg, code, same = n.failedAgain(msg, code); same {
+				out.Ignored(sdk.S("api_req_failed (the request's streaming_failed, reported with it)"))
+				return
+			}
+		}
+		out.Error(sdk.ProviderError{Message: sdk.S(orText(msg, code)), Code: sdk.S(code)})
 	case "error_retry", "api_req_retry_delayed":
 		out.Warn("the API request failed and was retried: " + clip(text.String()))
 	case "diff_error", "clineignore_error":

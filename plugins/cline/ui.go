@@ -25,6 +25,19 @@ func (n *normalizer) uiMessages(msgs abi.Value, out *sdk.Out) {
 	// is still what the task ended on. A completion there is the answer
 	// of the last attempt_completion call. Only the new or changed
 	// elements need it: none, no tail.
+	// The task's last API request still running (Cline completes its
+	// api_req_started once the response is in, or says why it ended)
+	// is a turn not finished: the task was read in its middle.
+	n.uiRunning, n.uiCancelled = false, false
+	for i := len(hashes) - 1; i >= 0; i-- {
+		if m := elems[i]; m.Get("say").Is("api_req_started") {
+			n.uiRunning = requestRunning(m)
+			if doc, ok := sdk.Parse([]byte(m.Get("text").String())); ok {
+				n.uiCancelled = doc.Root().Get("cancelReason").Is("user_cancelled")
+			}
+			break
+		}
+	}
 	tail := len(hashes)
 	for i := len(hashes) - 1; i >= 0 && len(todo) > 0; i-- {
 		m := elems[i]
@@ -65,7 +78,7 @@ func (n *normalizer) uiMessages(msgs abi.Value, out *sdk.Out) {
 			// request's: a task folder without its conversation file
 			// states it nowhere else.
 			out.LatestModel(m.Get("modelInfo").Get("modelId"), &n.model)
-			records += n.apiRequest(m, i, "API request "+strconv.Itoa(i)+" of ui_messages", out)
+			records += n.apiRequest(m, i, "API request "+strconv.Itoa(i)+" of ui_messages", failAsked(elems, i), i+1 >= tail, out)
 		case say.Is("deleted_api_reqs"):
 			prev := abi.Value{}
 			if i > 0 {
@@ -76,7 +89,15 @@ func (n *normalizer) uiMessages(msgs abi.Value, out *sdk.Out) {
 			records += n.subagentUsage(m, out)
 		case say.Is("error"), ask.Is("api_req_failed"), ask.Is("mistake_limit_reached"):
 			code := strings.Clone(sdk.Name(say) + sdk.Name(ask)) // kept: not a view of the line
-			msg := m.Get("text").String()
+			msg := errorText(m.Get("text").String())
+			if code == "api_req_failed" {
+				var same bool
+				if msg, code, same = n.failedAgain(msg, code); same {
+					out.Ignored(sdk.S("api_req_failed (the request's streaming_failed, reported with it)"))
+					records++
+					continue
+				}
+			}
 			if msg == "" {
 				msg = code
 			}
@@ -123,7 +144,16 @@ func (n *normalizer) uiMessages(msgs abi.Value, out *sdk.Out) {
 // again, changed or not, is counted once: the same ts (else, with none,
 // the same index) is the same request.
 
-func (n *normalizer) apiRequest(m abi.Value, idx int, what string, out *sdk.Out) int {
+// A request that failed while streaming (cancelReason streaming_failed)
+// is then asked about (ask api_req_failed: retry?), with the same error:
+// one failure. When asked says that ask follows (the UI's messages hold
+// it), the ask reports it, with the request's streamingFailedMessage;
+// else the request does, and the ask, should a later version bring it,
+// is that failure again (failedAgain). Where the task ends on the
+// request (last: nothing the model said after it), its failure is
+// reported after the conversation (deferred), as an error in the tail
+// is, for the session rule.
+func (n *normalizer) apiRequest(m abi.Value, idx int, what string, asked, last bool, out *sdk.Out) int {
 	// An element is the same request while it keeps its ts (Cline
 	// completes it in place); another request at the same index (the
 	// UI's messages cut back by a checkpoint restore, a deleted or
@@ -138,6 +168,7 @@ func (n *normalizer) apiRequest(m abi.Value, idx int, what string, out *sdk.Out)
 		return 0
 	}
 	info := doc.Root()
+	n.streamFail = streamFail{} // a later request: an ask is about it
 	if running(info) {
 		return 0 // still running: its figures come with a later version
 	}
@@ -191,11 +222,15 @@ func (n *normalizer) apiRequest(m abi.Value, idx int, what string, out *sdk.Out)
 	}
 	switch {
 	case reason.Is("streaming_failed"):
-		msg := info.Get("streamingFailedMessage").String()
-		if msg == "" {
-			msg = "the API request failed while streaming"
+		msg := strings.Clone(errorText(info.Get("streamingFailedMessage").String()))
+		n.streamFail = streamFail{set: true, msg: msg, reported: !asked}
+		switch {
+		case asked:
+		case last:
+			n.deferred = append(n.deferred, uiError{msg: orText(msg, "the API request failed while streaming"), code: "streaming_failed"})
+		default:
+			out.Error(sdk.ProviderError{Message: sdk.S(orText(msg, "the API request failed while streaming")), Code: sdk.S("streaming_failed")})
 		}
-		out.Error(sdk.ProviderError{Message: sdk.S(msg), Code: sdk.S("streaming_failed")})
 		records++
 	case reason.Is("user_cancelled"):
 		out.Warn(what + " was cancelled by the user")
@@ -398,6 +433,37 @@ func (n *normalizer) deletedRequests(m, prev abi.Value, out *sdk.Out) int {
 	out.Warn("deleted_api_reqs: a checkpoint restore cut away API requests not read before; what its sum states for them is counted, as one request's (" +
 		strconv.Itoa(seen) + " usage message(s) it sums were read before)")
 	return 1
+}
+
+// failAsked says whether the UI's request at idx is followed, before the
+// next request, by an ask api_req_failed: Cline asking to retry it.
+func failAsked(elems []abi.Value, idx int) bool {
+	for i := idx + 1; i < len(elems); i++ {
+		m := elems[i]
+		if m.Get("say").Is("api_req_started") {
+			return false
+		}
+		if m.Get("ask").Is("api_req_failed") {
+			return true
+		}
+	}
+	return false
+}
+
+// failedAgain is what an ask api_req_failed (msg, code) reports: when
+// it follows a request that failed while streaming, that failure (the
+// request's message, code streaming_failed), or nothing when the
+// request reported it already (same).
+func (n *normalizer) failedAgain(msg, code string) (string, string, bool) {
+	f := n.streamFail
+	if !f.set {
+		return msg, code, false
+	}
+	n.streamFail = streamFail{}
+	if f.reported {
+		return msg, code, true
+	}
+	return orText(f.msg, msg), "streaming_failed", false
 }
 
 // requestRunning says whether API request m (say api_req_started) is

@@ -83,6 +83,8 @@ type normalizer struct {
 	// taskFailed is the last task_complete's failure when no accepted
 	// one came after it: the session's error at its end.
 	taskFailed string
+	// turnOpen: the last assistant.turn_start has no turn_end yet.
+	turnOpen bool
 
 	// ids and uuids are the envelope ids read so far: an id seen again
 	// is a replay. The CLI's ids are canonical UUIDs, kept as their 16
@@ -288,6 +290,12 @@ func (n *normalizer) End(out *sdk.Out) error {
 		// events.jsonl has no terminal event: the host settles it by
 		// the session rule (spec §6.7).
 		out.Meta(sdk.Meta{Format: sdk.S(f), NoTerminal: f == fmtEvents})
+		if f == fmtEvents && n.turnOpen {
+			// The log was read in the middle of a turn (twasm sync
+			// archives sessions the CLI still writes): a later read,
+			// once the turn ended, settles it.
+			out.Status(sdk.StatusIncomplete, sdk.S("the turn has not finished: the log's last assistant.turn_start has no assistant.turn_end"), sdk.LevelError)
+		}
 	}
 	n.usage.end(out)
 	if !n.sawResult && n.shutdown && n.shutdownErr != "" {
@@ -448,8 +456,12 @@ func (n *normalizer) event(v, t, d abi.Value, ts sdk.Str, out *sdk.Out) {
 		// failure denies the call, which its completion records.
 		out.Warn("copilot: hook " + strOr(d.Get("hookType"), "(unnamed)") + " failed: " +
 			sdk.Clip(strOr(d.Path("error", "message"), "success false"), 500))
-	case t.Is("assistant.turn_start"), t.Is("assistant.turn_end"),
-		t.Is("hook.start"), t.Is("hook.end"),
+	case t.Is("assistant.turn_start"), t.Is("assistant.turn_end"):
+		// A model turn's bounds: one started and not ended is a turn
+		// the CLI is still in (End).
+		n.turnOpen = t.Is("assistant.turn_start")
+		out.Ignored(sdk.S(sdk.TypeName(t)))
+	case t.Is("hook.start"), t.Is("hook.end"),
 		t.Is("tool.execution_partial_result"), t.Is("session.idle"), t.Is("permission.requested"),
 		t.Is("session.permissions_changed"), t.Is("session.usage_checkpoint"),
 		t.Is("session.mode_changed"), t.Is("session.compaction_start"):

@@ -199,7 +199,13 @@
 // and the host settles it by the session rule of spec §6.7, whatever its
 // routine session.shutdown says (a 429 that no answer followed is an
 // error; a prompt without an answer or a call without its result is
-// incomplete; else ok). Only a log whose last event is a shutdown of type
+// incomplete; else ok). `twasm sync` often reads the log in the middle
+// of a turn: the CLI bounds each model turn with assistant.turn_start
+// and assistant.turn_end, and a log whose last turn_start has no
+// turn_end yet reports, at its end, a status incomplete below the
+// terminal level ("the turn has not finished"), whatever came last (a
+// call's result, a whole message); read again once the turn ended, it
+// is settled as above. Only a log whose last event is a shutdown of type
 // error (a crash) reports that as its terminal status (errorReason, else
 // the type). Deltas (message, reasoning, tool call) exist on stdout only,
 // so a stream holding them is json even without the ephemeral flag.

@@ -109,6 +109,15 @@ type normalizer struct {
 	// summary is the session's summary_message_id: the message that
 	// holds the summary of what came before ("": none).
 	summary string
+	// newest is the message first seen last (the rows come in the order
+	// of their creation), open whether it is an assistant's message
+	// Crush has not finished yet (no finish part, no finished_at), as
+	// its latest version read says.
+	newest string
+	open   bool
+	seen   map[string]bool
+	// canceled: that message's finish part says the user cancelled it.
+	canceled bool
 }
 
 // Line implements sdk.Normalizer.
@@ -217,6 +226,19 @@ func (n *normalizer) message(key string, r abi.Value, out *sdk.Out) {
 	if parts.Kind() != abi.KindArray {
 		out.Unmapped(sdk.S("parts_not_list"))
 		return
+	}
+	if n.seen == nil {
+		n.seen = map[string]bool{}
+	}
+	if !n.seen[key] {
+		n.seen[key] = true
+		n.newest = key
+	}
+	if key == n.newest {
+		fin, _ := r.Get("finished_at").Int()
+		reason, finished := finishReason(parts)
+		n.open = !user && fin <= 0 && !finished
+		n.canceled = !user && reason == "canceled"
 	}
 	k := sdk.S(key)
 	out.Open(k, hdr)
@@ -466,4 +488,30 @@ func seconds(v abi.Value) string {
 func clip(s string) string { return sdk.Clip(s, 300) }
 
 // End implements sdk.Normalizer.
-func (n *normalizer) End(out *sdk.Out) error { return nil }
+func (n *normalizer) End(out *sdk.Out) error {
+	if n.open {
+		// The database was read in the middle of a turn (twasm sync
+		// archives sessions Crush still writes): its newest message is
+		// an answer still streaming. A later sync reads it again,
+		// finished.
+		out.Status(sdk.StatusIncomplete, sdk.S("the turn has not finished: the last assistant message has no finish part yet (the database was read while Crush was writing it)"), sdk.LevelError)
+	}
+	if n.canceled {
+		// The user cancelled the session's last answer: the turn was
+		// cut, as a Codex turn_aborted is (a warning too).
+		out.Status(sdk.StatusIncomplete, sdk.S("the response was cancelled by the user"), sdk.LevelError)
+	}
+	return nil
+}
+
+// finishReason is the reason of a message's finish part, and whether
+// it has one: Crush adds it when the response ends (message.AddFinish:
+// ended, failed or cancelled).
+func finishReason(parts abi.Value) (string, bool) {
+	for it := parts.Iter(); it.Next(); {
+		if p := it.Value(); p.Get("type").Is("finish") {
+			return p.Path("data", "reason").String(), true
+		}
+	}
+	return "", false
+}

@@ -87,7 +87,17 @@
 //     said in a warning.
 //
 // A session log has no terminal event: NoTerminal, and the host settles
-// the status by the session rule (spec §6.7). Times are seconds (the
+// the status by the session rule (spec §6.7). `twasm sync` often reads
+// the database while Crush streams an answer, which it rewrites in
+// place and finishes with a finish part and finished_at
+// (message.AddFinish: ended, failed or cancelled): a session whose
+// newest message (the rows come in the order of their creation) is an
+// assistant's with neither reports, at its end, a status incomplete
+// below the terminal level: the turn has not finished. A later sync
+// reads the message again, finished, and the session is settled as
+// any other. A newest answer whose finish reason is canceled (the user
+// stopped it) is likewise incomplete (a cut turn, as a Codex
+// turn_aborted is), besides its warning. Times are seconds (the
 // schema's comments say milliseconds; a figure past 10^11 is read as
 // milliseconds).
 //

@@ -86,6 +86,9 @@ type normalizer struct {
 	// ("" when a message followed it, or there was none), endErr its
 	// error.
 	ended, endErr string
+	// turnEnds: the stream holds a turn_ended record (this Cursor writes
+	// them), so a last turn without one is still running.
+	turnEnds bool
 }
 
 // Line implements sdk.Normalizer.
@@ -164,6 +167,7 @@ func (n *normalizer) record(typ string, v abi.Value, out *sdk.Out) {
 	}
 	// The end of a turn: "success", "aborted" (the user stopped it) or
 	// "error", with its text in error.
+	n.turnEnds = true
 	msg := v.Get("error").String()
 	switch st := v.Get("status").String(); st {
 	case "success", "completed":
@@ -524,12 +528,18 @@ func toolKind(name string, input abi.Value) (string, sdk.Str) {
 //
 // A stream that ends on Cursor's turn_ended record has the status it
 // states: a turn that succeeded is ok though its calls have no results
-// (the format keeps none: they are not cut off). Without one (a turn
-// still running, or a Cursor that wrote none), the host's session rule
+// (the format keeps none: they are not cut off). Without one, where
+// earlier turns have theirs, the last turn is still running: incomplete;
+// where none has (a Cursor that writes none), the host's session rule
 // applies, and a call without a result leaves the run incomplete.
 func (n *normalizer) End(out *sdk.Out) error {
 	if n.ended != "" {
 		out.Status(n.ended, sdk.Opt(n.endErr), sdk.LevelTerminal)
+	} else if n.turnEnds {
+		// A Cursor that ends its turns with turn_ended, read before the
+		// last one's (twasm sync archives transcripts Cursor still
+		// writes): a later read, the turn ended, settles it.
+		out.Status(sdk.StatusIncomplete, sdk.S("the turn has not finished: the transcript's earlier turns end with turn_ended, the last one has none yet"), sdk.LevelError)
 	}
 	if n.final != "" {
 		out.Final(sdk.S(n.final), true)

@@ -71,9 +71,14 @@
 //
 // A session log: a stream that ends on turn_ended has the status it
 // states (success ok, whatever its calls' results; aborted incomplete;
-// error error). One that ends otherwise (a turn still running, a Cursor
-// that wrote no turn_ended) gets the host's session rule, under which a
-// call without a result leaves the run incomplete.
+// error error). One whose earlier turns end with turn_ended and whose
+// last turn has none yet (`twasm sync` read it while the turn ran)
+// reports, at its end, a status incomplete below the terminal level:
+// "the turn has not finished"; read again once the turn ended, it has
+// that turn's status. One with no turn_ended at all (a Cursor that
+// writes none, or its first turn still running: the two cannot be told
+// apart) gets the host's session rule, under which a call without a
+// result leaves the run incomplete.
 //
 // # The IDE's database
 //

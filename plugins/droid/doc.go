@@ -48,7 +48,13 @@
 // error ("provider_error", reason "error") is an error the provider
 // reported (sdk.Out.Error), which that rule makes the step's status when
 // no answer follows it, and any other is counted unmapped as
-// "agent_turn_outcome/<resultKind>".
+// "agent_turn_outcome/<resultKind>". `twasm sync` often reads a log in
+// the middle of a turn: one that holds an agent_turn_outcome (this Droid
+// writes them) and a new message after the last one reports, at its end,
+// a status incomplete below the terminal level ("the turn has not
+// finished"); read again after the turn's outcome, it is settled by the
+// rule. A log without any outcome (an older Droid, or its first turn
+// still running: they cannot be told apart) is left to the rule.
 //
 // # Format stream-json (droid exec)
 //

@@ -64,6 +64,10 @@ type normalizer struct {
 	forkAt  string
 	copying bool
 	copied  map[string]bool
+	// turnEnds: the session log holds an agent_turn_outcome (this Droid
+	// writes one when a turn ends); turnRunning: a message came after
+	// the last one.
+	turnEnds, turnRunning bool
 }
 
 // Line implements sdk.Normalizer.
@@ -104,6 +108,7 @@ func (n *normalizer) Line(l *sdk.Line, out *sdk.Out) error {
 	case t.Is("agent_turn_outcome"):
 		n.start(abi.Value{}, out)
 		n.outcome(v, out)
+		n.turnEnds, n.turnRunning = true, false
 	case t.Is("compaction_state"):
 		n.start(abi.Value{}, out)
 		n.compaction(v, l.No, out)
@@ -309,6 +314,8 @@ func (n *normalizer) message(v abi.Value, no int, out *sdk.Out) {
 		}
 		n.seen[strings.Clone(id)] = true
 	}
+	// A new message after a turn's outcome: the next turn runs.
+	n.turnRunning = n.turnEnds
 	m := v.Get("message")
 	ts := sdk.StringOf(v.Get("timestamp"))
 	key := sdk.StringOf(v.Get("id"))
@@ -525,4 +532,12 @@ func input(args abi.Value) sdk.Str {
 }
 
 // End implements sdk.Normalizer.
-func (n *normalizer) End(*sdk.Out) error { return nil }
+func (n *normalizer) End(out *sdk.Out) error {
+	if n.turnRunning {
+		// A Droid that ends its turns with agent_turn_outcome, read
+		// before the last one's (twasm sync archives sessions Droid
+		// still writes): a later read, the turn ended, settles it.
+		out.Status(sdk.StatusIncomplete, sdk.S("the turn has not finished: the session's earlier turns end with agent_turn_outcome, the last one has none yet"), sdk.LevelError)
+	}
+	return nil
+}

@@ -247,7 +247,10 @@
 // record): it is reported NoTerminal, and the host settles its status by
 // the session rule of spec §6.7 (error when an "error" record came after
 // the last answer, incomplete when it ends on a call without a result or
-// on a prompt without an answer, else ok), as for every session log.
+// on a prompt without an answer, else ok), as for every session log. A
+// session file read in the middle of a turn has nothing more to tell
+// it by: the CLI records a gemini message whole once its stream ended
+// (its thoughts with it), a call once it completed, and no turn's end.
 //
 // Final text size. The stream's answer is copied (from its deltas) for the
 // final text, and that copy is cut at 1 MiB on a UTF-8 boundary with a

@@ -90,7 +90,10 @@
 // set (a sub-agent's) is a child run of its parent's run (the host links
 // them, abi.SQLiteSource's "parent" column) and says so in a warning. The
 // store is a session log (no terminal event): the host derives the
-// status. (Goose's input counts cached tokens: its providers build usage
+// status. A store read in the middle of a turn (`twasm sync` reads it
+// while Goose writes) cannot be told from a finished one beyond that
+// rule: a message row marks no finish (its metadata holds only who sees
+// it), the session row no turn's end. (Goose's input counts cached tokens: its providers build usage
 // with Usage::from_cache_exclusive_input.) The goldens were written from Goose's source (session_manager.rs,
 // conversation/message.rs): no public capture of a Goose store was found.
 // testdata/captures/goose holds three real messages of a session file of

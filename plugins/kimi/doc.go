@@ -68,7 +68,17 @@
 //     run of the session's linked at that call (Sub-agents below).
 //
 // None has a terminal record: the step is reported with NoTerminal and
-// the host settles its status by the session rule of spec §6.7.
+// the host settles its status by the session rule of spec §6.7. `twasm
+// sync` often reads a log in the middle of a turn: a Kimi Code wire log
+// whose last step.begin has no step.end (nor a turn.ended or turn.cancel
+// after it: a model call streaming), and a Kimi CLI wire log whose last
+// TurnBegin of the session (not a sub-agent's, inside SubagentEvent) has
+// no TurnEnd, report, at the end, a status incomplete below the terminal
+// level: "the turn has not finished"; read again once it ended, the log
+// is settled by the rule. Kimi Code's turn.prompt is not paired with a
+// turn.ended in every log read (the public samples stop after a step's
+// end), so its turns are not held to one. The context file (before 0.59)
+// cannot tell: it holds whole messages and no turn bounds.
 //
 // # Decisions
 //

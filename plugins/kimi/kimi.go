@@ -110,6 +110,8 @@ type normalizer struct {
 	prompts   []string // the prompts' texts whose copy in the model's context is still to come
 	looped    bool     // a loop step was read since the last prompt
 	requested bool     // an llm.request named the model
+	stepOpen  bool     // Kimi Code's last step.begin has no step.end, turn.ended or turn.cancel after it
+	turnOpen  bool     // the Kimi CLI's last TurnBegin of the session has no TurnEnd
 
 	// counted is the step usage reported so far (the figures it
 	// states; see forked); current is the session the latest facts line
@@ -633,6 +635,16 @@ func (n *normalizer) End(out *sdk.Out) error {
 		n.copyEnds(out) // nothing after the copy
 	}
 	n.closeAll(out)
+	switch {
+	case n.stepOpen:
+		// The log was read while the model answered (twasm sync
+		// archives sessions Kimi Code still writes): a later read,
+		// the step ended, settles it.
+		out.Status(sdk.StatusIncomplete, sdk.S("the turn has not finished: the log's last step.begin has no step.end"), sdk.LevelError)
+	case n.turnOpen:
+		// The Kimi CLI's wire log read in the middle of a turn.
+		out.Status(sdk.StatusIncomplete, sdk.S("the turn has not finished: the log's last TurnBegin has no TurnEnd"), sdk.LevelError)
+	}
 	for _, a := range n.running {
 		if a.open {
 			a.open = false

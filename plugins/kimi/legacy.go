@@ -16,6 +16,9 @@ func (n *normalizer) legacy(typ string, p abi.Value, ts stamp, scope string, out
 	case "TurnBegin", "SteerInput":
 		n.closeAll(out)
 		if typ == "TurnBegin" {
+			if scope == "" {
+				n.turnOpen = true
+			}
 			if n.unstepped == nil {
 				n.unstepped = map[string]bool{}
 			}
@@ -88,6 +91,9 @@ func (n *normalizer) legacy(typ string, p abi.Value, ts stamp, scope string, out
 	case "SubagentEvent":
 		n.subagent(p, ts, scope, out)
 	case "TurnEnd":
+		if scope == "" {
+			n.turnOpen = false
+		}
 		n.closeAll(out)
 		out.Ignored(sdk.S(typ))
 	case "MCPLoadingBegin", "MCPLoadingEnd", "HookTriggered", "HookResolved", "ApprovalRequest",

@@ -30,9 +30,11 @@ func (n *normalizer) wire(typ string, v abi.Value, ts stamp, out *sdk.Out) {
 		out.LatestModel(v.Get("model"), &n.model)
 		out.Ignored(sdk.S(typ))
 	case "turn.ended":
+		n.stepOpen = false
 		n.closeAll(out)
 		n.turnEnded(v, out)
 	case "turn.cancel":
+		n.stepOpen = false
 		n.closeAll(out)
 		out.Warn("kimi: the user cancelled the turn")
 	case "context.apply_compaction":
@@ -81,7 +83,7 @@ func (n *normalizer) loop(ev abi.Value, ts stamp, out *sdk.Out) {
 	switch {
 	case t.Is("step.begin"):
 		n.close("", out)
-		n.looped = true
+		n.looped, n.stepOpen = true, true
 		n.stepOf("", sdk.View(ev.Get("uuid")), ts, out)
 	case t.Is("content.part"):
 		n.looped = true
@@ -109,7 +111,7 @@ func (n *normalizer) loop(ev abi.Value, ts stamp, out *sdk.Out) {
 		n.result("", sdk.View(ev.Get("toolCallId")), r.Get("output"), r.Get("isError").Truthy(), r.Get("note"), ts, out)
 	case t.Is("step.end"):
 		s := n.stepOf("", sdk.View(ev.Get("uuid")), ts, out)
-		s.ended = true
+		s.ended, n.stepOpen = true, false
 		s.stop = str(ev.Get("finishReason"))
 		if u, ok := usageOf(ev.Get("usage")); ok {
 			s.usage, s.hasUsage = u, true

@@ -75,12 +75,30 @@
 // step's (run --format json names none). A message's error ({name, data:
 // {message}}) and a retry part's are provider errors, reported once,
 // except MessageAbortedError (the user stopped the response), a
-// warning; a
+// warning, and, on the session's newest answer, a status incomplete
+// below the terminal level at the end (the turn was cut, as a Codex
+// turn_aborted or a Pi response aborted is; a later answer makes the
+// session ok again); a
 // retry also a warning, a compaction part a warning. The store is a
 // session log (no terminal event), and `opencode run --format json` has
 // none either (it stops printing when the session goes idle; a run that
 // ended on its last step's finish and one cut short after it print the
-// same lines): for every format the host derives the status.
+// same lines): for every format the host derives the status. `twasm
+// sync` often reads a store in the middle of a turn: OpenCode's
+// processor sets an assistant message's time.completed when it stops
+// working on it (answered, failed or aborted; session/processor.ts) and
+// its finish at a step's end, so a session whose newest message (the
+// rows come in the order of their creation) is an assistant's with
+// neither, and no error, reports a status incomplete below the terminal
+// level at its end: the turn has not finished (spec 6.7, a cut turn). A
+// later sync, after it finished, hands the message's rows again with
+// time.completed set, and the session is ok again. The same holds for
+// the older file tree's message documents. `opencode run --format json`
+// prints the parts alone, no message info: a run that ended on its last
+// step's finish and one cut short after it print the same; one that
+// stops inside a step (a step_start without its step_finish: the
+// process cut, or the user aborting the response) reports, at its end,
+// a status incomplete below the terminal level.
 //
 // A sub-agent session (parent_id set) is a child run of its parent
 // session's run (the host links them, abi.SQLiteSource's "parent"

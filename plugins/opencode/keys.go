@@ -7,7 +7,7 @@ import "github.com/twasm/twasm/abi"
 // the sandbox instead of comparing their bytes. A key missing here still
 // works, at the usual cost; TestKeysCoverGets keeps the list complete.
 var keys = abi.NewKeySet(
-	"$twasm", "agent", "attempt", "cache", "callID", "command", "cost", "created", "cwd", "data",
+	"$twasm", "agent", "attempt", "cache", "callID", "command", "completed", "cost", "created", "cwd", "data",
 	"description", "directory", "end", "error", "exit", "filename", "finish", "id", "ignored", "input",
 	"interrupted", "message", "message_id", "message_time_created", "messageID", "metadata", "mime",
 	"model", "modelID", "name", "output", "parent_id", "parentID", "part", "path", "prompt", "read",

@@ -137,6 +137,9 @@ type message struct {
 	parts    []*part   // by id, in order (find)
 	open     bool
 	reported map[string]bool // errors reported (message, retry parts)
+	// info: its info was read; done: the info says the message is
+	// finished (time.completed, a finish reason or an error set).
+	info, done bool
 }
 
 type normalizer struct {
@@ -158,6 +161,12 @@ type normalizer struct {
 	// copied from the session it was forked from (see copied).
 	created int64
 	forked  map[string]bool
+	// last is the message first seen last: the session's newest (the
+	// rows come in the order of their messages' creation).
+	last *message
+	// stepOpen: run --format json printed a step_start whose
+	// step_finish has not come.
+	stepOpen bool
 }
 
 // forkedHistory is the native name under which a message a fork copied
@@ -217,6 +226,12 @@ func (n *normalizer) Line(l *sdk.Line, out *sdk.Out) error {
 	case v.Get("part").Kind() == abi.KindObject && v.Get("type").Kind() == abi.KindString:
 		n.setFormat(out, fmtJSON, v.Get("sessionID").String())
 		p := v.Get("part")
+		switch {
+		case p.Get("type").Is("step-start"):
+			n.stepOpen = true
+		case p.Get("type").Is("step-finish"):
+			n.stepOpen = false
+		}
 		n.part(p.Get("messageID").String(), p.Get("id").String(), p, abi.Value{}, millis(v.Get("timestamp")), out)
 	case v.Get("type").Is("error"):
 		n.setFormat(out, fmtJSON, v.Get("sessionID").String())
@@ -365,6 +380,7 @@ func (n *normalizer) part(msgID, partID string, p, info abi.Value, created strin
 	if m == nil {
 		m = &message{id: msgID, reported: map[string]bool{}, created: created}
 		n.msgs[msgID] = m
+		n.last = m
 	}
 	if n.current != nil && n.current != m {
 		n.close(n.current, out)
@@ -412,6 +428,14 @@ func (n *normalizer) info(m *message, info abi.Value, out *sdk.Out) {
 	}
 	if f := info.Get("finish"); f.Kind() == abi.KindString {
 		m.finish = f.String()
+	}
+	// OpenCode's processor sets time.completed when it stops working
+	// on an assistant message (answered, failed or aborted), and the
+	// finish reason at a step's end: a message with neither, and no
+	// error, is still being written.
+	m.info = true
+	if c, ok := info.Path("time", "completed").Int(); (ok && c > 0) || m.finish != "" || info.Get("error").Kind() == abi.KindObject {
+		m.done = true
 	}
 	if t := info.Get("tokens"); t.Kind() == abi.KindObject {
 		m.tokens = usage(t)
@@ -756,6 +780,27 @@ func (n *normalizer) End(out *sdk.Out) error {
 	if n.current != nil {
 		n.close(n.current, out)
 		n.current = nil
+	}
+	if n.stepOpen {
+		// run --format json stopped inside a step: the process was cut
+		// while the model answered.
+		out.Status(sdk.StatusIncomplete, sdk.S("the turn has not finished: the output stops inside a step (a step_start without its step_finish)"), sdk.LevelError)
+	}
+	if m := n.last; m != nil && !m.user && m.info {
+		switch {
+		case !m.done:
+			// The store was read in the middle of a turn (twasm sync
+			// archives sessions the agent still writes): the session's
+			// newest message is an answer OpenCode has not finished. A
+			// later sync, after it finished, hands its rows again with
+			// time.completed set.
+			out.Status(sdk.StatusIncomplete, sdk.S("the turn has not finished: the last assistant message "+m.id+" has no time.completed (the store was read while OpenCode was writing it)"), sdk.LevelError)
+		case m.errName == "MessageAbortedError":
+			// The user stopped the session's last answer: the turn
+			// was cut, as a Codex turn_aborted or a Pi response
+			// aborted is (a warning too, no provider error).
+			out.Status(sdk.StatusIncomplete, sdk.S("the response was aborted: "+m.errText), sdk.LevelError)
+		}
 	}
 	return nil
 }

@@ -39,7 +39,12 @@
 // stream holding one is json; else the format the host passed, else
 // session. A session file has no terminal event: it is reported with
 // NoTerminal and the host settles its status by the session rule of spec
-// §6.7.
+// §6.7. A session file read in the middle of a turn (`twasm sync`
+// reads files Pi still writes) has nothing more to tell it by: Pi
+// appends a message whole once it ended (message_end) and writes no
+// turn's end (agent_end is on --mode json's stdout only), so only the
+// rule's cases, a response the user aborted and a log ending on
+// thinking are incomplete (a log ending on a call's result reads ok).
 //
 // # Decisions
 //

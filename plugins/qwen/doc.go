@@ -35,6 +35,12 @@
 // host settles its status by the session rule of spec §6.7 (error when a
 // provider error came after the last answer, incomplete when it ends on
 // a prompt without an answer or on a call without a result, else ok).
+// A chat read in the middle of a turn (`twasm sync` reads chats Qwen
+// Code still writes) has nothing more to tell it by: an assistant record
+// is written whole once the model's response ended, and the file marks
+// no turn's end; so only those cases are incomplete (a log ending on a
+// call's result reads ok, as the spec's rule has it, though the model
+// may still be answering).
 //
 // # Decisions
 //

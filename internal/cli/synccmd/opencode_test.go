@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/twasm/twasm/internal/testing/clitest"
+	"github.com/twasm/twasm/transcript"
 )
 
 // openCodeDB is an OpenCode database as OpenCode writes it (its schema,
@@ -39,6 +40,29 @@ func (o *openCodeDB) part(id, msg, session string, created, updated int64, data 
 	o.Exec("INSERT INTO part VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET time_updated = excluded.time_updated, data = excluded.data", id, msg, session, created, updated, data)
 }
 
+// openCodeHome is a home with OpenCode's database at its default place
+// (its directory dbDir), its schema and project prj written.
+func openCodeHome(t *testing.T) (h *clitest.Home, dbDir string, oc *openCodeDB) {
+	t.Helper()
+	h = clitest.NewHome(t)
+	dbDir = filepath.Join(h.Dir, ".local", "share", "opencode")
+	oc = openOpenCodeDB(t, filepath.Join(dbDir, "opencode.db"))
+	oc.Schema("opencode")
+	oc.Exec("INSERT INTO project VALUES ('prj')")
+	return h, dbDir, oc
+}
+
+// turnStarted writes session ses_1 created at T: the user's prompt
+// (msg_1) and the start of the assistant's answer (msg_2, its
+// step-start), which OpenCode has not finished.
+func (o *openCodeDB) turnStarted(T int64) {
+	o.session("ses_1", "", T)
+	o.message("msg_1", "ses_1", "user", T, "")
+	o.part("prt_1a", "msg_1", "ses_1", T, T, `{"type":"text","text":"List the files."}`)
+	o.message("msg_2", "ses_1", "assistant", T+1000, "")
+	o.part("prt_2a", "msg_2", "ses_1", T+1000, T+1000, `{"type":"step-start"}`)
+}
+
 // TestSyncOpenCode: a home with OpenCode's database at its default place
 // (OpenCode's schema, in WAL mode, the agent not running): doctor lists
 // the store and its three sessions, sync archives each as a run, a
@@ -55,17 +79,9 @@ func (o *openCodeDB) part(id, msg, session string, created, updated int64, data 
 // sub-agent's a child run.
 func TestSyncOpenCode(t *testing.T) {
 	t.Parallel()
-	h := clitest.NewHome(t)
-	dbDir := filepath.Join(h.Dir, ".local", "share", "opencode")
-	oc := openOpenCodeDB(t, filepath.Join(dbDir, "opencode.db"))
-	oc.Schema("opencode")
-	oc.Exec("INSERT INTO project VALUES ('prj')")
+	h, dbDir, oc := openCodeHome(t)
 	const T = 1762077600000
-	oc.session("ses_1", "", T)
-	oc.message("msg_1", "ses_1", "user", T, "")
-	oc.part("prt_1a", "msg_1", "ses_1", T, T, `{"type":"text","text":"List the files."}`)
-	oc.message("msg_2", "ses_1", "assistant", T+1000, "")
-	oc.part("prt_2a", "msg_2", "ses_1", T+1000, T+1000, `{"type":"step-start"}`)
+	oc.turnStarted(T)
 	oc.part("prt_2b", "msg_2", "ses_1", T+1100, T+1100, `{"type":"text","text":"Listing them."}`)
 	oc.part("prt_2c", "msg_2", "ses_1", T+1200, T+1300, `{"type":"tool","tool":"bash","callID":"call_ls","state":{"status":"running","input":{"command":"ls"},"time":{"start":1762077601200}}}`)
 	oc.session("ses_2", "", T+5000)
@@ -222,5 +238,45 @@ func TestSyncOpenCode(t *testing.T) {
 		if !strings.Contains(rb, want) {
 			t.Errorf("the renormalized run lacks %q: %v", want, r)
 		}
+	}
+}
+
+// TestSyncOpenCodeMidTurn: sync reads OpenCode's database while a turn
+// is being written (the last assistant message has neither
+// time.completed nor a finish yet, as OpenCode leaves it until its
+// processor stops): the run is incomplete; once the turn finished
+// (OpenCode sets time.completed and finish, writes the step-finish), the
+// next sync grows the same run and it is ok.
+func TestSyncOpenCodeMidTurn(t *testing.T) {
+	t.Parallel()
+	h, dbDir, oc := openCodeHome(t)
+	const T = 1762077600000
+	oc.turnStarted(T)
+	oc.part("prt_2b", "msg_2", "ses_1", T+1100, T+1100, `{"type":"text","text":"Two files: go.mod and"}`)
+	if err := oc.DB.Close(); err != nil {
+		t.Fatal(err)
+	}
+	got := syncWant(t, h, dbDir, "mid-turn sync", map[string]int{"new": 1})
+	run := got["new"][0]
+	path := clitest.TranscriptPath(h.Stor, run)
+	if st := lastPartStatus(t, clitest.ReadRun(t, path)); st != transcript.StatusIncomplete {
+		t.Errorf("mid-turn: the run is %q, want incomplete", st)
+	}
+
+	// The turn ends: the text completed in place, the message finished.
+	oc = openOpenCodeDB(t, oc.Path)
+	oc.part("prt_2b", "msg_2", "ses_1", T+1100, T+3000, `{"type":"text","text":"Two files: go.mod and main.go."}`)
+	oc.part("prt_2c", "msg_2", "ses_1", T+3100, T+3100, `{"type":"step-finish","reason":"stop","cost":0,"tokens":{"input":10,"output":8,"reasoning":0,"cache":{"read":0,"write":0}}}`)
+	oc.Exec("UPDATE message SET time_updated = ?, data = ? WHERE id = 'msg_2'", T+3200,
+		fmt.Sprintf(`{"role":"assistant","time":{"created":%d,"completed":%d},"modelID":"claude-sonnet-4-5","providerID":"anthropic","finish":"stop"}`, T+1000, T+3200))
+	if err := oc.DB.Close(); err != nil {
+		t.Fatal(err)
+	}
+	b := syncGrown(t, h, dbDir, "sync after the turn", run)
+	if !strings.Contains(b, "Two files: go.mod and main.go.") {
+		t.Errorf("run %s lacks the finished answer", run)
+	}
+	if st := lastPartStatus(t, clitest.ReadRun(t, path)); st != transcript.StatusOK {
+		t.Errorf("after the turn: the run is %q, want ok", st)
 	}
 }
