@@ -2,7 +2,11 @@ package archive
 
 import (
 	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
 	"reflect"
+	"runtime"
 	"testing"
 	"time"
 
@@ -154,22 +158,34 @@ func TestLedgerIndex(t *testing.T) {
 		{RunID: "h", Head: "h", Path: "/r", Parts: 1, Closed: true, SupersededBy: "x"},
 		{RunID: "i", Head: "h", Path: "/r", Parts: 1, Closed: true, SupersededBy: "x"},
 	}
+	// name is a run id's letter (a UUID's: uuidOf).
+	name := func(id string) string {
+		if u, ok := parseUUID(id); ok {
+			return string(rune('a' + u[15]))
+		}
+		return id
+	}
 	check := func(t *testing.T, l *Ledger) {
+		t.Helper()
 		for path, want := range map[string]string{"/p": "c", "/q": "e", "/q2": "f", "/r": "h", "/none": ""} {
 			got := ""
 			if e := l.ByPath(path); e != nil {
-				got = e.RunID
+				got = name(e.RunID)
 			}
 			assert.Equal(t, want, got, "ByPath(%s)", path)
+			if s, ok := l.seenAt(path); ok {
+				assert.Equal(t, want, name(s.runID()), "seenAt(%s)", path)
+				assert.Equal(t, l.ByPath(path).Head, s.head(), "seenAt(%s)", path)
+			}
 		}
 		var ids []string
 		for _, e := range l.ByHead("h") {
-			ids = append(ids, e.RunID)
+			ids = append(ids, name(e.RunID))
 		}
 		assert.Equal(t, []string{"b", "a", "c"}, ids, "ByHead")
 		c := l.CopyAt("/copy", 3, time.Unix(0, 4))
 		require.NotNil(t, c)
-		assert.Equal(t, "g", c.RunID)
+		assert.Equal(t, "g", name(c.RunID))
 		assert.Nil(t, l.CopyAt("/copy", 1, time.Unix(0, 2)), "f's copy: g notes the path last")
 		assert.Len(t, l.Entries(), len(es))
 	}
@@ -196,4 +212,158 @@ func TestLedgerIndex(t *testing.T) {
 		assert.Nil(t, l.ByPath("/elsewhere"))
 		assert.Empty(t, l.ByHead("other"))
 	})
+}
+
+// TestLedgerIndexFile is TestLedgerIndex's ledger with run ids that are
+// UUIDs (in the order of its letters), written to a ledger's file
+// (Put), so that it holds each run as a record and reads the entry from
+// the file: the same answers once written, once the file is opened
+// again (lines read back by offset, later lines replacing earlier
+// ones), once compacted, and after Close (the file read again).
+func TestLedgerIndexFile(t *testing.T) {
+	uuidOf := func(letter string) string {
+		return fmt.Sprintf("00000000-0000-4000-8000-0000000000%02x", letter[0]-'a')
+	}
+	root := t.TempDir()
+	l, _, err := OpenLedger(root, false)
+	require.NoError(t, err)
+	// Each run first as another, then as itself (TestLedgerIndex's es).
+	var es []Entry
+	ix := func(t *testing.T, l *Ledger) {
+		t.Helper()
+		name := func(id string) string {
+			u, ok := parseUUID(id)
+			require.True(t, ok, id)
+			return string(rune('a' + u[15]))
+		}
+		want := map[string]string{"/p": "c", "/q": "e", "/q2": "f", "/r": "h", "/none": ""}
+		for path, w := range want {
+			got := ""
+			if e := l.ByPath(path); e != nil {
+				got = name(e.RunID)
+			}
+			assert.Equal(t, w, got, "ByPath(%s)", path)
+		}
+		var ids []string
+		for _, e := range l.ByHead("h") {
+			ids = append(ids, name(e.RunID))
+		}
+		assert.Equal(t, []string{"b", "a", "c"}, ids, "ByHead")
+		c := l.CopyAt("/copy", 3, time.Unix(0, 4))
+		require.NotNil(t, c)
+		assert.Equal(t, "g", name(c.RunID))
+		got := l.Entries()
+		require.Len(t, got, len(es))
+		for i := range es {
+			assert.Equal(t, es[i].RunID, got[i].RunID)
+			assert.Equal(t, es[i].Also, got[i].Also)
+			assert.Equal(t, es[i].Closed, got[i].Closed)
+		}
+		assert.Nil(t, l.ByPath("/elsewhere"))
+		assert.Empty(t, l.ByHead("other"))
+	}
+	for _, letter := range []string{"a", "b", "c", "d", "e", "f", "g", "h", "i"} {
+		es = append(es, Entry{RunID: uuidOf(letter), Head: "h", Path: "/p", Offset: 5, Parts: 1, Closed: true})
+	}
+	es[1].Offset = 9
+	es[2].Closed = false
+	es[3].Parts = 0
+	es[4].Path, es[4].SupersededBy = "/q", "f"
+	es[5].Head, es[5].Path, es[5].Closed, es[5].Also = "h2", "/q2", false, []Seen{{Path: "/copy", Size: 1, ModTime: 2}}
+	es[6].Head, es[6].Path, es[6].Closed, es[6].Also = "h2", "/q3", false, []Seen{{Path: "/copy", Size: 3, ModTime: 4}}
+	es[7].Path, es[7].SupersededBy = "/r", "x"
+	es[8].Path, es[8].SupersededBy = "/r", "x"
+	for i := len(es) - 1; i >= 0; i-- {
+		other := es[i]
+		other.Path, other.Head, other.Also = "/elsewhere", "other", []Seen{{Path: "/copy"}}
+		require.NoError(t, l.Put(&other))
+	}
+	for i := range es {
+		require.NoError(t, l.Put(&es[i]))
+	}
+	assert.Empty(t, l.runs.mem, "every entry read from the file")
+	ix(t, l)
+	require.NoError(t, l.Close())
+	ix(t, l) // read after Close: the file opened again
+
+	l, rebuilt, err := OpenLedger(root, true)
+	require.NoError(t, err)
+	assert.Empty(t, rebuilt)
+	assert.Empty(t, l.runs.mem)
+	ix(t, l)
+	require.NoError(t, l.Close())
+
+	l, _, err = OpenLedger(root, false)
+	require.NoError(t, err)
+	require.NoError(t, l.rewrite())
+	assert.Equal(t, len(es), l.lines, "compacted")
+	ix(t, l)
+	// A line appended after the rewrite is read at its own offset.
+	es[2].Size = 11
+	require.NoError(t, l.Put(&es[2]))
+	assert.Equal(t, int64(11), l.ByPath("/p").Size)
+	ix(t, l)
+	require.NoError(t, l.Close())
+}
+
+// TestLedgerHeldSize: a ledger opened holds each run a sync wrote in
+// about a hundred bytes (its record and its slots in the tables),
+// whatever the entry's size, not the entry: measured as the live heap
+// the opened ledger adds, for 20,000 runs of a sync's entry (packed,
+// each was 330 bytes, with its chains about 480).
+func TestLedgerHeldSize(t *testing.T) {
+	const n = 20000
+	root := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Dir(LedgerFile(root)), 0o700))
+	var b []byte
+	e := packCases()[1].e
+	for i := range n {
+		e.RunID = fmt.Sprintf("%08x-ba25-4c33-a2f9-f4f6218eb922", i)
+		e.Path = fmt.Sprintf("/h/.claude/projects/p%03d/s%05d.jsonl", i%50, i)
+		e.Head = fmt.Sprintf("%064x", i)
+		e.Raw = "raw/" + e.RunID + "/agent.0.0.087a4b8d.raw.zst"
+		line, err := json.Marshal(&e)
+		require.NoError(t, err)
+		b = append(append(b, line...), '\n')
+	}
+	require.NoError(t, os.WriteFile(LedgerFile(root), b, 0o600))
+	live := func() uint64 {
+		runtime.GC()
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		return m.HeapAlloc
+	}
+	before := live()
+	l, rebuilt, err := OpenLedger(root, true)
+	require.NoError(t, err)
+	require.Empty(t, rebuilt)
+	held := float64(live()-before) / n
+	require.Equal(t, n, len(l.Entries()))
+	assert.Less(t, held, 150.0, "bytes a run")
+	t.Logf("%.0f bytes a run", held)
+	// where reads every path from the file, a window at a time.
+	paths := map[string]bool{}
+	l.where(func(path string, closed bool) bool {
+		paths[path] = true
+		assert.False(t, closed)
+		return false
+	})
+	assert.Len(t, paths, n)
+	assert.True(t, paths["/h/.claude/projects/p049/s19999.jsonl"])
+	require.NoError(t, l.Close())
+}
+
+// TestParseUUID: a canonical run id reads into 16 bytes that format
+// back to it; anything else is not read.
+func TestParseUUID(t *testing.T) {
+	for _, id := range []string{"00006d61-ba25-4c33-a2f9-f4f6218eb922", "ffffffff-ffff-ffff-ffff-ffffffffffff", "00000000-0000-0000-0000-000000000000"} {
+		u, ok := parseUUID(id)
+		require.True(t, ok, id)
+		assert.Equal(t, id, formatUUID(u))
+	}
+	for _, id := range []string{"", "r1", "00006D61-ba25-4c33-a2f9-f4f6218eb922", "00006d61-ba25-4c33-a2f9-f4f6218eb92", "00006d61-ba25-4c33-a2f9-f4f6218eb922a",
+		"00006d61ba25-4c33-a2f9-f4f6218eb922-", "00006d61-ba25-4c33-a2f9-f4f6218eb92g", "00006d61-ba25-4c33-a2f9+f4f6218eb922"} {
+		_, ok := parseUUID(id)
+		assert.False(t, ok, id)
+	}
 }

@@ -563,7 +563,7 @@ func (a *Archiver) legacyOf(path, parent string) *Entry {
 // part since the call was last looked for; a look that finds none notes
 // the parts it looked at, so the next sync does not read it again.
 func (a *Archiver) looseOf(loc *Location, path, parent string) *Entry {
-	if parent == "" || loc == nil || loc.SubAgentCalls == nil {
+	if parent == "" || loc == nil || loc.SubAgentCalls == nil || !a.ledger.looseAt(path) {
 		return nil
 	}
 	e := a.ledger.ByPath(path)
