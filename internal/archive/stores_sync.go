@@ -129,23 +129,20 @@ func (a *Archiver) SyncStores(ctx context.Context, locs []Location, since time.T
 	if !rep.streamed {
 		rep.Outcomes = make([]Outcome, 0, len(sessions))
 	}
-	present := make(map[string]bool, len(sessions))
-	for _, s := range sessions {
-		present[s.Path] = true
-	}
+	present := presentOf(sessions)
 	a.recoverFirst(ctx) // before any worker starts
 	wrote := 0
 	a.syncParallel(ctx, sessions, func(i int, r *sessionResult) {
 		s := sessions[i]
 		for _, p := range r.paths {
-			present[p] = true
+			present.add(p)
 		}
 		if s.Loc.Kind == abi.StoreKindSQLite && !r.complete {
 			// A listing cut short: no session of this database is
 			// taken for deleted.
 			a.ledger.where(func(path string, _ bool) bool {
 				if strings.HasPrefix(path, s.Path+"#") {
-					present[path] = true
+					present.add(path)
 				}
 				return false
 			})
@@ -174,7 +171,7 @@ func (a *Archiver) SyncStores(ctx context.Context, locs []Location, since time.T
 				dirs = append(dirs, StoreDir{Provider: s.Provider, Dir: s.Dir})
 			}
 		}
-		for _, o := range a.CloseGone(ctx, func(p string) bool { return present[p] }, dirs) {
+		for _, o := range a.CloseGone(ctx, present.has, dirs) {
 			rep.add(o)
 			if progress != nil {
 				progress(len(sessions), len(sessions), &o)
@@ -182,6 +179,38 @@ func (a *Archiver) SyncStores(ctx context.Context, locs []Location, since time.T
 		}
 	}
 	return rep
+}
+
+// presence is the paths a sync found: its sessions' (looked up in
+// their order by path, 4 bytes a session, instead of a map of every
+// path) and those its sessions' archives named (a database's sessions,
+// a file's sections).
+type presence struct {
+	sessions []Session
+	byPath   []int32
+	more     map[string]bool
+}
+
+func presentOf(sessions []Session) *presence {
+	p := &presence{sessions: sessions, byPath: make([]int32, len(sessions)), more: map[string]bool{}}
+	for i := range p.byPath {
+		p.byPath[i] = int32(i)
+	}
+	slices.SortFunc(p.byPath, func(a, b int32) int { return strings.Compare(sessions[a].Path, sessions[b].Path) })
+	return p
+}
+
+func (p *presence) add(path string) {
+	if !p.has(path) {
+		p.more[path] = true
+	}
+}
+
+func (p *presence) has(path string) bool {
+	_, found := slices.BinarySearchFunc(p.byPath, path, func(i int32, path string) int {
+		return strings.Compare(p.sessions[i].Path, path)
+	})
+	return found || p.more[path]
 }
 
 func (r *Report) add(o Outcome) {
