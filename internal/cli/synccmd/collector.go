@@ -40,7 +40,7 @@ const (
 
 // collector holds what a sync changes of the Go collector's settings,
 // which are the process's, and what it must give back. A round of a sync
-// has two phases:
+// has three phases:
 //
 //   - listing (listing): GOGC is raised to listingGCPercent, since what
 //     is listed is live until the sync ends. A GOGC the user set higher,
@@ -67,6 +67,11 @@ const (
 //     never runs without end for a limit the heap outgrew; it is never
 //     lowered within a round. A limit the user set (GOMEMLIMIT:
 //     keepLimit) is left as it is.
+//
+//   - indexing (indexing, once the archiver is closed and dropped): the
+//     limit is set again from the live heap for one worker, less the
+//     reserve, and follows it, so that the live indexer's catch-up and
+//     the index build do not run under a limit the ledger raised.
 //
 // settle, at the end of a round (and of the sync, however it ends), puts
 // back both settings as they were and disarms the limit. The process's
@@ -157,6 +162,29 @@ func (c *collector) archiving() {
 		c.oldLimit = old
 	}
 	c.limitSet, c.archived = true, true
+}
+
+// indexing sets the limit again, lower, once the round's archiver (its
+// ledger) is dropped and the live indexer's catch-up and the index
+// build are all that is left: from the live heap after a collection,
+// for one worker, less what is reserved outside the heap, and it
+// follows the live heap after every collection from then on, as the
+// listing's. The archiving's limit, followed up to limitHeadroom above
+// a live heap that held the ledger and the sessions listed, let the
+// index build's heap grow to it: on a first sync of 20,000 sessions the
+// peak RSS of the whole sync was set there.
+func (c *collector) indexing() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.keepLimit || !c.limitSet {
+		return
+	}
+	runtime.GC()
+	c.limit = limitFor(liveHeap(), 1) - c.reserved
+	debug.SetMemoryLimit(c.limit)
+	c.gen++
+	c.watching = c.gen
+	c.watch(c.gen)
 }
 
 // follow raises the limit, once set, to limitHeadroom above the live

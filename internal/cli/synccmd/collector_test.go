@@ -208,3 +208,39 @@ func TestCollectorReserve(t *testing.T) {
 	without, with := limit(0), limit(liveIndexReserve)
 	assert.InDelta(t, without-liveIndexReserve, with, 1<<20, "limits %d and %d", without, with)
 }
+
+// TestCollectorIndexing: once the archiver is dropped, indexing lowers
+// the archiving's limit (raised by a live heap that is garbage now) to
+// limitFor(live heap, 1) less the reserve, follows the live heap after
+// each collection from there, and settle puts back the limit before.
+func TestCollectorIndexing(t *testing.T) {
+	const before = 64 << 20
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(before))
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	gc := &collector{}
+	gc.reserve(1 << 20)
+	gc.listing()
+	gc.arm(2)
+	p := &Plugins{using: gc.archiving, cache: map[string]capture.Plugin{"claude": stubPlugin{}}}
+	_, err := p.Func()(context.Background(), "claude")
+	require.NoError(t, err)
+	ledger := make([]byte, 32<<20) // the archiving's live heap
+	runtime.GC()
+	gc.follow()
+	archiving := memoryLimit()
+	require.GreaterOrEqual(t, archiving, int64(len(ledger))+limitHeadroom)
+	runtime.KeepAlive(ledger)
+	ledger = nil
+	gc.indexing()
+	lowered := memoryLimit()
+	assert.Less(t, lowered, archiving-(16<<20), "lowered once the archiving's heap is garbage")
+	assert.GreaterOrEqual(t, lowered, limitFor(0, 1)-(1<<20), "live heap, one worker, less the reserve")
+	keepAlive := make([]byte, lowered)
+	require.Eventually(t, func() bool {
+		runtime.GC() // the cleanup after it follows the live heap
+		return memoryLimit() >= int64(len(keepAlive))+limitHeadroom
+	}, time.Minute, time.Millisecond, "the limit follows the live heap")
+	runtime.KeepAlive(keepAlive)
+	gc.settle()
+	assert.Equal(t, int64(before), memoryLimit())
+}
