@@ -139,15 +139,10 @@ func FuzzUnpackEntry(f *testing.F) {
 	})
 }
 
-// TestLedgerIndex: the runs a ledger finds by path, by head and by copy
-// are those its index found when it held Entry values: by path the open
-// run of greatest id, else the ended one of greatest id, a superseded
-// run only when no other was read from the path (the least id); by head
-// the runs that hold a session no run supersedes, longest first, by id
-// among equals; a copy's run the greatest id of those noting it. Runs
-// put, replaced and removed in any order give the same answers.
-func TestLedgerIndex(t *testing.T) {
-	es := []Entry{
+// ledgerIndexCases are runs whose lookups TestLedgerIndex checks
+// (checkLedgerIndex), each with a run id of one letter.
+func ledgerIndexCases() []Entry {
+	return []Entry{
 		{RunID: "a", Head: "h", Path: "/p", Offset: 5, Parts: 1, Closed: true},
 		{RunID: "b", Head: "h", Path: "/p", Offset: 9, Parts: 1, Closed: true},
 		{RunID: "c", Head: "h", Path: "/p", Offset: 5, Parts: 1},
@@ -158,43 +153,65 @@ func TestLedgerIndex(t *testing.T) {
 		{RunID: "h", Head: "h", Path: "/r", Parts: 1, Closed: true, SupersededBy: "x"},
 		{RunID: "i", Head: "h", Path: "/r", Parts: 1, Closed: true, SupersededBy: "x"},
 	}
-	// name is a run id's letter (a UUID's: uuidOf).
+}
+
+// checkLedgerIndex checks the answers of a ledger of the n runs of
+// ledgerIndexCases, put in any order, whose run ids are their letters
+// or UUIDs ending in the letter's number (uuidOfLetter).
+func checkLedgerIndex(t *testing.T, l *Ledger, n int) {
+	t.Helper()
 	name := func(id string) string {
 		if u, ok := parseUUID(id); ok {
 			return string(rune('a' + u[15]))
 		}
 		return id
 	}
-	check := func(t *testing.T, l *Ledger) {
-		t.Helper()
-		for path, want := range map[string]string{"/p": "c", "/q": "e", "/q2": "f", "/r": "h", "/none": ""} {
-			got := ""
-			if e := l.ByPath(path); e != nil {
-				got = name(e.RunID)
-			}
-			assert.Equal(t, want, got, "ByPath(%s)", path)
-			if s, ok := l.seenAt(path); ok {
-				assert.Equal(t, want, name(s.runID()), "seenAt(%s)", path)
-				assert.Equal(t, l.ByPath(path).Head, s.head(), "seenAt(%s)", path)
-			}
+	for path, want := range map[string]string{"/p": "c", "/q": "e", "/q2": "f", "/r": "h", "/none": ""} {
+		got := ""
+		if e := l.ByPath(path); e != nil {
+			got = name(e.RunID)
 		}
-		var ids []string
-		for _, e := range l.ByHead("h") {
-			ids = append(ids, name(e.RunID))
+		assert.Equal(t, want, got, "ByPath(%s)", path)
+		if s, ok := l.seenAt(path); ok {
+			assert.Equal(t, want, name(s.runID()), "seenAt(%s)", path)
+			assert.Equal(t, l.ByPath(path).Head, s.head(), "seenAt(%s)", path)
 		}
-		assert.Equal(t, []string{"b", "a", "c"}, ids, "ByHead")
-		c := l.CopyAt("/copy", 3, time.Unix(0, 4))
-		require.NotNil(t, c)
-		assert.Equal(t, "g", name(c.RunID))
-		assert.Nil(t, l.CopyAt("/copy", 1, time.Unix(0, 2)), "f's copy: g notes the path last")
-		assert.Len(t, l.Entries(), len(es))
 	}
+	var ids []string
+	for _, e := range l.ByHead("h") {
+		ids = append(ids, name(e.RunID))
+	}
+	assert.Equal(t, []string{"b", "a", "c"}, ids, "ByHead")
+	c := l.CopyAt("/copy", 3, time.Unix(0, 4))
+	require.NotNil(t, c)
+	assert.Equal(t, "g", name(c.RunID))
+	assert.Nil(t, l.CopyAt("/copy", 1, time.Unix(0, 2)), "f's copy: g notes the path last")
+	assert.Len(t, l.Entries(), n)
+	assert.Nil(t, l.ByPath("/elsewhere"))
+	assert.Empty(t, l.ByHead("other"))
+}
+
+// uuidOfLetter is a UUID whose last byte is the number of a one-letter
+// run id (a: 0), so that the UUIDs are in the letters' order.
+func uuidOfLetter(letter string) string {
+	return fmt.Sprintf("00000000-0000-4000-8000-0000000000%02x", letter[0]-'a')
+}
+
+// TestLedgerIndex: the runs a ledger finds by path, by head and by copy
+// are those its index found when it held Entry values: by path the open
+// run of greatest id, else the ended one of greatest id, a superseded
+// run only when no other was read from the path (the least id); by head
+// the runs that hold a session no run supersedes, longest first, by id
+// among equals; a copy's run the greatest id of those noting it. Runs
+// put, replaced and removed in any order give the same answers.
+func TestLedgerIndex(t *testing.T) {
+	es := ledgerIndexCases()
 	t.Run("in order", func(t *testing.T) {
 		l := &Ledger{runs: newEntries()}
 		for i := range es {
 			require.NoError(t, l.runs.put(&es[i]))
 		}
-		check(t, l)
+		checkLedgerIndex(t, l, len(es))
 	})
 	t.Run("reversed, replaced and removed", func(t *testing.T) {
 		l := &Ledger{runs: newEntries()}
@@ -208,9 +225,7 @@ func TestLedgerIndex(t *testing.T) {
 			require.NoError(t, l.runs.put(&es[i]))
 		}
 		l.runs.remove("z")
-		check(t, l)
-		assert.Nil(t, l.ByPath("/elsewhere"))
-		assert.Empty(t, l.ByHead("other"))
+		checkLedgerIndex(t, l, len(es))
 	})
 }
 
@@ -221,58 +236,23 @@ func TestLedgerIndex(t *testing.T) {
 // again (lines read back by offset, later lines replacing earlier
 // ones), once compacted, and after Close (the file read again).
 func TestLedgerIndexFile(t *testing.T) {
-	uuidOf := func(letter string) string {
-		return fmt.Sprintf("00000000-0000-4000-8000-0000000000%02x", letter[0]-'a')
-	}
 	root := t.TempDir()
 	l, _, err := OpenLedger(root, false)
 	require.NoError(t, err)
-	// Each run first as another, then as itself (TestLedgerIndex's es).
-	var es []Entry
+	es := ledgerIndexCases()
+	for i := range es {
+		es[i].RunID = uuidOfLetter(es[i].RunID)
+	}
 	ix := func(t *testing.T, l *Ledger) {
 		t.Helper()
-		name := func(id string) string {
-			u, ok := parseUUID(id)
-			require.True(t, ok, id)
-			return string(rune('a' + u[15]))
-		}
-		want := map[string]string{"/p": "c", "/q": "e", "/q2": "f", "/r": "h", "/none": ""}
-		for path, w := range want {
-			got := ""
-			if e := l.ByPath(path); e != nil {
-				got = name(e.RunID)
-			}
-			assert.Equal(t, w, got, "ByPath(%s)", path)
-		}
-		var ids []string
-		for _, e := range l.ByHead("h") {
-			ids = append(ids, name(e.RunID))
-		}
-		assert.Equal(t, []string{"b", "a", "c"}, ids, "ByHead")
-		c := l.CopyAt("/copy", 3, time.Unix(0, 4))
-		require.NotNil(t, c)
-		assert.Equal(t, "g", name(c.RunID))
+		checkLedgerIndex(t, l, len(es))
 		got := l.Entries()
 		require.Len(t, got, len(es))
 		for i := range es {
-			assert.Equal(t, es[i].RunID, got[i].RunID)
-			assert.Equal(t, es[i].Also, got[i].Also)
-			assert.Equal(t, es[i].Closed, got[i].Closed)
+			assert.Equal(t, es[i], got[i])
 		}
-		assert.Nil(t, l.ByPath("/elsewhere"))
-		assert.Empty(t, l.ByHead("other"))
 	}
-	for _, letter := range []string{"a", "b", "c", "d", "e", "f", "g", "h", "i"} {
-		es = append(es, Entry{RunID: uuidOf(letter), Head: "h", Path: "/p", Offset: 5, Parts: 1, Closed: true})
-	}
-	es[1].Offset = 9
-	es[2].Closed = false
-	es[3].Parts = 0
-	es[4].Path, es[4].SupersededBy = "/q", "f"
-	es[5].Head, es[5].Path, es[5].Closed, es[5].Also = "h2", "/q2", false, []Seen{{Path: "/copy", Size: 1, ModTime: 2}}
-	es[6].Head, es[6].Path, es[6].Closed, es[6].Also = "h2", "/q3", false, []Seen{{Path: "/copy", Size: 3, ModTime: 4}}
-	es[7].Path, es[7].SupersededBy = "/r", "x"
-	es[8].Path, es[8].SupersededBy = "/r", "x"
+	// Each run first as another, then as itself.
 	for i := len(es) - 1; i >= 0; i-- {
 		other := es[i]
 		other.Path, other.Head, other.Also = "/elsewhere", "other", []Seen{{Path: "/copy"}}
