@@ -67,7 +67,6 @@ const (
 //     never runs without end for a limit the heap outgrew; it is never
 //     lowered within a round. A limit the user set (GOMEMLIMIT:
 //     keepLimit) is left as it is.
-//
 //   - indexing (indexing, once the archiver is closed and dropped): the
 //     limit is set again from the live heap for one worker, less the
 //     reserve, and follows it, so that the live indexer's catch-up and
