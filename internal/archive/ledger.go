@@ -18,6 +18,7 @@ import (
 
 	"github.com/twasm/twasm/internal/rawfile"
 	"github.com/twasm/twasm/internal/regfile"
+	"github.com/twasm/twasm/internal/runid"
 	"github.com/twasm/twasm/lifecycle"
 	"github.com/twasm/twasm/transcript"
 )
@@ -727,7 +728,7 @@ type pathSeen struct {
 // entry is then: the run's, whose head a sync never changes).
 func (s pathSeen) runID() string {
 	if s.uuid {
-		return formatUUID(s.id)
+		return runid.FromKey(s.id)
 	}
 	s.l.mu.Lock()
 	defer s.l.mu.Unlock()

@@ -15,7 +15,7 @@ import (
 
 // A ledger holds in memory the entries that no line of its file holds
 // as they are (a ledger rebuilt from the transcripts, a pending entry
-// settled on load, a run id that is not a canonical UUID: entries) packed,
+// settled on load, a run id that is not valid: entries) packed,
 // one byte slice each (packEntry), not as Entry values: an Entry with its
 // strings, its totals and the maps that found it took about 1.1 KiB a
 // run, packed about 500 bytes (a sync's entry packing into 330). The

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/twasm/twasm/internal/runid"
 	"github.com/twasm/twasm/transcript"
 )
 
@@ -161,7 +162,7 @@ func ledgerIndexCases() []Entry {
 func checkLedgerIndex(t *testing.T, l *Ledger, n int) {
 	t.Helper()
 	name := func(id string) string {
-		if u, ok := parseUUID(id); ok {
+		if u, ok := runid.Key(id); ok {
 			return string(rune('a' + u[15]))
 		}
 		return id
@@ -331,19 +332,4 @@ func TestLedgerHeldSize(t *testing.T) {
 	assert.Len(t, paths, n)
 	assert.True(t, paths["/h/.claude/projects/p049/s19999.jsonl"])
 	require.NoError(t, l.Close())
-}
-
-// TestParseUUID: a canonical run id reads into 16 bytes that format
-// back to it; anything else is not read.
-func TestParseUUID(t *testing.T) {
-	for _, id := range []string{"00006d61-ba25-4c33-a2f9-f4f6218eb922", "ffffffff-ffff-ffff-ffff-ffffffffffff", "00000000-0000-0000-0000-000000000000"} {
-		u, ok := parseUUID(id)
-		require.True(t, ok, id)
-		assert.Equal(t, id, formatUUID(u))
-	}
-	for _, id := range []string{"", "r1", "00006D61-ba25-4c33-a2f9-f4f6218eb922", "00006d61-ba25-4c33-a2f9-f4f6218eb92", "00006d61-ba25-4c33-a2f9-f4f6218eb922a",
-		"00006d61ba25-4c33-a2f9-f4f6218eb922-", "00006d61-ba25-4c33-a2f9-f4f6218eb92g", "00006d61-ba25-4c33-a2f9+f4f6218eb922"} {
-		_, ok := parseUUID(id)
-		assert.False(t, ok, id)
-	}
 }

@@ -3,7 +3,6 @@ package archive
 import (
 	"bytes"
 	"cmp"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,6 +11,8 @@ import (
 	"math"
 	"slices"
 	"strings"
+
+	"github.com/twasm/twasm/internal/runid"
 )
 
 // entries are a ledger's entries in memory: one fixed-size record per
@@ -24,7 +25,7 @@ import (
 // the ledger's file, at the offset of the line that wrote it last
 // (lineAt), or, for an entry that no line of the file holds as it is
 // (a ledger rebuilt from the transcripts, a pending entry settled on
-// load, a run id that is not a canonical UUID), packed in memory
+// load, a run id that is not valid), packed in memory
 // (packEntry). A sync of 20,000 sessions so holds about 120 bytes a run
 // instead of the 480 of every entry packed, and its heap stops growing
 // with the history it writes.
@@ -60,7 +61,7 @@ type rec struct {
 	idH         uint64 // the hash of the run id
 	pathH       [2]uint64
 	headH       uint64
-	id          [16]byte // the run id's bytes, when recUUID
+	id          [16]byte // the run id's bytes (runid.Key), when recUUID
 	ln          uint32   // the line's length, newline excluded
 	parts       uint32   // Entry.Parts (at most MaxUint32)
 	flags       uint16
@@ -74,7 +75,7 @@ const (
 	recSuperseded
 	recResume
 	recAlso
-	recUUID   // the run id is a canonical UUID, held in rec.id
+	recUUID   // the run id is valid (runid.Valid), its bytes held in rec.id
 	recUnique // its line names each member once (linePath reads it)
 	recLoose  // Entry.LooseAt is set
 )
@@ -104,7 +105,7 @@ func (x *entries) len() int { return x.n }
 
 // slotOf is the slot of run id (-1: none).
 func (x *entries) slotOf(id string) int32 {
-	u, isUUID := parseUUID(id)
+	u, isUUID := runid.Key(id)
 	found := int32(-1)
 	x.byID.each(x.hash(id), func(s int32) bool {
 		r := &x.recs[s]
@@ -123,7 +124,7 @@ func (x *entries) slotOf(id string) int32 {
 // runID is the run id of a slot.
 func (x *entries) runID(s int32) string {
 	if r := &x.recs[s]; r.flags&recUUID != 0 {
-		return formatUUID(r.id)
+		return runid.FromKey(r.id)
 	}
 	return x.mem[s].runID()
 }
@@ -189,10 +190,10 @@ func (x *entries) put(e *Entry) error {
 // putAt sets the entry of e's run as the ledger file's line of n bytes
 // at off, which holds it: read from there when asked for. unique says
 // that the line names each member once (json.Marshal wrote it, or
-// decodeEntry read it). A run id that is not a canonical UUID is held
+// decodeEntry read it). A run id that is not valid (runid.Valid) is held
 // packed instead (put).
 func (x *entries) putAt(e *Entry, off int64, n int, unique bool) error {
-	if _, ok := parseUUID(e.RunID); !ok || x.lineAt == nil || n > math.MaxUint32 {
+	if _, ok := runid.Key(e.RunID); !ok || x.lineAt == nil || n > math.MaxUint32 {
 		return x.put(e)
 	}
 	slot := x.set(e, off, uint32(n))
@@ -230,7 +231,7 @@ func (x *entries) set(e *Entry, off int64, n uint32) int32 {
 	r := &x.recs[slot]
 	*r = rec{off: off, ln: n, size: e.Size, mtime: e.ModTime, idH: r.idH,
 		pathH: x.pathHash(e.Path), headH: x.hash(e.Head), parts: uint32(min(max(e.Parts, 0), math.MaxUint32))}
-	if u, ok := parseUUID(e.RunID); ok {
+	if u, ok := runid.Key(e.RunID); ok {
 		r.id, r.flags = u, recUUID
 	}
 	flag := func(ok bool, f uint16) {
@@ -516,51 +517,4 @@ func (t *table) grow() {
 			t.add(s)
 		}
 	}
-}
-
-// parseUUID reads a run id that is a canonical UUID (lowercase hex, as
-// runid.New makes them): formatUUID gives back the same text.
-func parseUUID(s string) (u [16]byte, ok bool) {
-	if len(s) != 36 || s[8] != '-' || s[13] != '-' || s[18] != '-' || s[23] != '-' {
-		return u, false
-	}
-	j := 0
-	for i := 0; i < 36; i += 2 {
-		if i == 8 || i == 13 || i == 18 || i == 23 {
-			i++
-		}
-		hi, lo := unhex(s[i]), unhex(s[i+1])
-		if hi > 15 || lo > 15 {
-			return u, false
-		}
-		u[j] = hi<<4 | lo
-		j++
-	}
-	return u, true
-}
-
-// unhex is a lowercase hex digit's value (above 15: not one).
-func unhex(c byte) byte {
-	switch {
-	case c >= '0' && c <= '9':
-		return c - '0'
-	case c >= 'a' && c <= 'f':
-		return c - 'a' + 10
-	}
-	return 255
-}
-
-// formatUUID is the canonical text of a UUID's bytes.
-func formatUUID(u [16]byte) string {
-	var b [36]byte
-	hex.Encode(b[0:8], u[0:4])
-	b[8] = '-'
-	hex.Encode(b[9:13], u[4:6])
-	b[13] = '-'
-	hex.Encode(b[14:18], u[6:8])
-	b[18] = '-'
-	hex.Encode(b[19:23], u[8:10])
-	b[23] = '-'
-	hex.Encode(b[24:36], u[10:16])
-	return string(b[:])
 }

@@ -18,7 +18,6 @@ import (
 	"time"
 
 	"github.com/cespare/xxhash/v2"
-	"github.com/google/uuid"
 
 	"github.com/twasm/twasm/internal/journal"
 	"github.com/twasm/twasm/internal/jsonstr"
@@ -150,7 +149,7 @@ func (ix *Index) update(ctx context.Context, full bool) (Stats, error) {
 		listed := make([]bool, len(known.ids))
 		err = listRuns(dir, func(id string) {
 			st.Runs++
-			k, isID := runKey(id)
+			k, isID := runid.Key(id)
 			seen := false
 			if i, found := slices.BinarySearchFunc(known.ids, k, compareKeys); isID && found {
 				seen, listed[i] = true, true
@@ -171,7 +170,7 @@ func (ix *Index) update(ctx context.Context, full bool) (Stats, error) {
 		var gone []string
 		for i, k := range known.ids {
 			if !listed[i] {
-				gone = append(gone, uuid.UUID(k).String())
+				gone = append(gone, runid.FromKey(k))
 			}
 		}
 		for id, notListed := range known.other {
@@ -186,7 +185,7 @@ func (ix *Index) update(ctx context.Context, full bool) (Stats, error) {
 			if err := removeTx(ctx, b.tx, id); err != nil {
 				return st, err
 			}
-			if k, isID := runKey(id); isID {
+			if k, isID := runid.Key(id); isID {
 				runs[k] &^= runCheck
 			}
 			st.Removed++
@@ -198,7 +197,7 @@ func (ix *Index) update(ctx context.Context, full bool) (Stats, error) {
 		if err := ctx.Err(); err != nil {
 			return st, err
 		}
-		id := uuid.UUID(k).String()
+		id := runid.FromKey(k)
 		row, err := b.file(sctx, id)
 		if err != nil {
 			return st, err
@@ -233,7 +232,7 @@ func (ix *Index) update(ctx context.Context, full bool) (Stats, error) {
 			}
 		}
 		for _, k := range runs.sorted(runNamed) {
-			if err := exec(`DELETE FROM watch WHERE nonce = ?`, listNonce+uuid.UUID(k).String()); err != nil {
+			if err := exec(`DELETE FROM watch WHERE nonce = ?`, listNonce+runid.FromKey(k)); err != nil {
 				return st, err
 			}
 		}
@@ -246,7 +245,7 @@ func (ix *Index) update(ctx context.Context, full bool) (Stats, error) {
 			}
 		}
 		for _, k := range unjournaled {
-			id := uuid.UUID(k).String()
+			id := runid.FromKey(k)
 			if err := exec(`INSERT OR REPLACE INTO watch(nonce, run_id) VALUES(?, ?)`, listNonce+id, id); err != nil {
 				return st, err
 			}
@@ -636,7 +635,7 @@ const (
 )
 
 func (s runSet) add(id string, flags uint8) {
-	if k, ok := runKey(id); ok {
+	if k, ok := runid.Key(id); ok {
 		s[k] |= flags
 	}
 }
@@ -651,16 +650,6 @@ func (s runSet) sorted(flags uint8) [][16]byte {
 	}
 	slices.SortFunc(out, compareKeys)
 	return out
-}
-
-// runKey is the 16 bytes of a run id (runid.Valid: a canonical UUID,
-// which uuid.UUID.String gives back); ok is false for anything else.
-func runKey(id string) (k [16]byte, ok bool) {
-	if runid.Valid(id) != nil {
-		return k, false
-	}
-	u, err := uuid.Parse(id)
-	return u, err == nil
 }
 
 // compareKeys orders run keys as their run ids are ordered.
@@ -686,7 +675,7 @@ func (ix *Index) knownRuns(ctx context.Context) (knownRunIDs, error) {
 		if err := rows.Scan(&id); err != nil {
 			return k, fmt.Errorf("index: %w", err)
 		}
-		if key, ok := runKey(string(id)); ok {
+		if key, ok := runid.Key(string(id)); ok {
 			k.ids = append(k.ids, key)
 		} else {
 			k.other[string(id)] = true
