@@ -26,6 +26,7 @@ import (
 	"github.com/twasm/twasm/internal/cli/plugload"
 	"github.com/twasm/twasm/internal/cli/searchcmd"
 	"github.com/twasm/twasm/internal/index"
+	"github.com/twasm/twasm/internal/runid"
 )
 
 // Options are the sync flags.
@@ -461,16 +462,25 @@ func round(ctx context.Context, opts *Options, locs []archive.Location, plugins 
 	return nil
 }
 
-// runIDs are the runs a round wrote, in order, as one byte slice (each
-// id and a newline: run ids are UUIDs), kept until the index is told:
-// 37 bytes a run instead of a string's 64.
+// runIDs are the runs a round wrote, in order, each by its 16 bytes
+// (runid.Key; a run id without a key, which a sync does not make, by
+// itself), kept until the index is told: 16 bytes a run instead of a
+// string's 64.
 type runIDs struct {
-	b []byte
-	n int
+	keys  [][16]byte
+	other map[int]string // by position in keys
+	n     int
 }
 
 func (r *runIDs) add(id string) {
-	r.b = append(append(r.b, id...), '\n')
+	k, ok := runid.Key(id)
+	if !ok {
+		if r.other == nil {
+			r.other = map[int]string{}
+		}
+		r.other[len(r.keys)] = id
+	}
+	r.keys = append(r.keys, k)
 	r.n++
 }
 
@@ -479,7 +489,15 @@ func (r *runIDs) list() []string {
 	if r.n == 0 {
 		return nil
 	}
-	return strings.Split(string(r.b[:len(r.b)-1]), "\n")
+	out := make([]string, len(r.keys))
+	for i, k := range r.keys {
+		if id, ok := r.other[i]; ok {
+			out[i] = id
+		} else {
+			out[i] = runid.FromKey(k)
+		}
+	}
+	return out
 }
 
 // notUnderstoodPart says, for a part just written, that its plugin
