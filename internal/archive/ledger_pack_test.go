@@ -1,6 +1,7 @@
 package archive
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -332,4 +333,23 @@ func TestLedgerHeldSize(t *testing.T) {
 	assert.Len(t, paths, n)
 	assert.True(t, paths["/h/.claude/projects/p049/s19999.jsonl"])
 	require.NoError(t, l.Close())
+}
+
+// TestLedgerLineOfAnotherRun: a ledger closed whose file was replaced
+// since (its lines elsewhere) does not give another run's line for an
+// entry: reading it panics.
+func TestLedgerLineOfAnotherRun(t *testing.T) {
+	root := t.TempDir()
+	l, _, err := OpenLedger(root, false)
+	require.NoError(t, err)
+	a := Entry{RunID: uuidOfLetter("a"), Head: "h", Path: "/a", Parts: 1}
+	b := Entry{RunID: uuidOfLetter("b"), Head: "h", Path: "/b", Parts: 1}
+	require.NoError(t, l.Put(&a))
+	require.NoError(t, l.Put(&b))
+	require.NoError(t, l.Close())
+	lines, err := os.ReadFile(LedgerFile(root))
+	require.NoError(t, err)
+	i := bytes.IndexByte(lines, '\n') + 1
+	require.NoError(t, os.WriteFile(LedgerFile(root), append(lines[i:], lines[:i]...), 0o600)) // b's line first
+	assert.Panics(t, func() { l.ByPath("/a") })
 }

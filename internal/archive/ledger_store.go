@@ -161,6 +161,11 @@ func (x *entries) get(slot int32) *Entry {
 			panic(fmt.Sprintf("ledger: the line at %d: %v", r.off, err)) // a line load read
 		}
 	}
+	if k, _ := runid.Key(e.RunID); k != r.id {
+		// Not the line the record was made from (the file replaced
+		// under a ledger closed): never another run's entry.
+		panic(fmt.Sprintf("ledger: the line at %d is run %s's, not %s's", r.off, e.RunID, runid.FromKey(r.id)))
+	}
 	return e
 }
 
