@@ -818,15 +818,50 @@ func (l *Ledger) each(f func(e *Entry)) {
 // state f returns true, under the ledger's lock: f calls no method of
 // the ledger. The paths are read from the file in one pass (entries.paths).
 func (l *Ledger) where(f func(path string, closed bool) bool) []Entry {
+	return l.whereOf(whereAll, f)
+}
+
+// Which runs whereOf asks f about: all, the open ones, or the open
+// ones whose path the sync did not list (markListed), or any such.
+const (
+	whereAll  = 0
+	whereOpen = 1 << iota
+	whereUnlisted
+)
+
+// whereOf is where asking f only about the runs of which (whereOpen,
+// whereUnlisted), whose paths alone are read.
+func (l *Ledger) whereOf(which int, f func(path string, closed bool) bool) []Entry {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	var out []Entry
-	l.runs.paths(func(s int32, r *rec, path string) {
+	keep := func(r *rec) bool {
+		return (which&whereOpen == 0 || !r.closed()) && (which&whereUnlisted == 0 || r.flags&recListed == 0)
+	}
+	l.runs.paths(keep, func(s int32, r *rec, path string) {
 		if f(path, r.closed()) {
 			out = append(out, *l.runs.get(s))
 		}
 	})
 	return out
+}
+
+// markListed marks the runs last synced from the paths of sessions
+// (ByPath's), and no other, as listed: where asks whereUnlisted's f
+// about the others only, so that a sync that lists every file it
+// archived reads no run's path to find those it did not.
+func (l *Ledger) markListed(sessions []Session) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.runs.each(func(_ int32, r *rec) bool {
+		r.flags &^= recListed
+		return true
+	})
+	for i := range sessions {
+		if s := l.runs.pathSlot(sessions[i].Path); s >= 0 {
+			l.runs.recs[s].flags |= recListed
+		}
+	}
 }
 
 // Entries returns every entry, by run id.

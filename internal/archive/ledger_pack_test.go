@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"runtime"
+	"slices"
 	"testing"
 	"time"
 
@@ -352,4 +353,30 @@ func TestLedgerLineOfAnotherRun(t *testing.T) {
 	i := bytes.IndexByte(lines, '\n') + 1
 	require.NoError(t, os.WriteFile(LedgerFile(root), append(lines[i:], lines[:i]...), 0o600)) // b's line first
 	assert.Panics(t, func() { l.ByPath("/a") })
+}
+
+// TestLedgerWhereOf: whereOf asks about the open runs only
+// (whereOpen), or only the runs whose path the sync did not list
+// (whereUnlisted: markListed marks ByPath's run of each session, and
+// forgets the marks of an earlier sync).
+func TestLedgerWhereOf(t *testing.T) {
+	l := &Ledger{runs: newEntries()}
+	es := ledgerIndexCases()
+	for i := range es {
+		require.NoError(t, l.runs.put(&es[i]))
+	}
+	asked := func(which int) []string {
+		var ids []string
+		for _, e := range l.whereOf(which, func(string, bool) bool { return true }) {
+			ids = append(ids, e.RunID)
+		}
+		slices.Sort(ids)
+		return ids
+	}
+	assert.Equal(t, []string{"a", "b", "c", "d", "e", "f", "g", "h", "i"}, asked(whereAll))
+	assert.Equal(t, []string{"c", "f", "g"}, asked(whereOpen))
+	l.markListed([]Session{{Path: "/q2"}})
+	l.markListed([]Session{{Path: "/p"}, {Path: "/q3"}, {Path: "/none"}})
+	assert.Equal(t, []string{"a", "b", "d", "e", "f", "h", "i"}, asked(whereUnlisted), "c (ByPath of /p) and g listed")
+	assert.Equal(t, []string{"f"}, asked(whereOpen|whereUnlisted))
 }

@@ -78,6 +78,7 @@ const (
 	recUUID   // the run id is valid (runid.Valid), its bytes held in rec.id
 	recUnique // its line names each member once (linePath reads it)
 	recLoose  // Entry.LooseAt is set
+	recListed // its path is one the sync listed (Ledger.markListed)
 )
 
 func (r *rec) closed() bool { return r.flags&recClosed != 0 }
@@ -310,12 +311,16 @@ func (x *entries) each(f func(slot int32, r *rec) bool) {
 	}
 }
 
-// paths calls f with every slot in use and its entry's path, reading
-// the file's lines in the order of the file, a window at a time, and
-// only the path of each (linePath), not the whole entry.
-func (x *entries) paths(f func(slot int32, r *rec, path string)) {
+// paths calls f with every slot in use that keep keeps (nil: all) and
+// its entry's path, reading the file's lines in the order of the file,
+// a window at a time, and only the path of each (linePath), not the
+// whole entry.
+func (x *entries) paths(keep func(r *rec) bool, f func(slot int32, r *rec, path string)) {
 	var inFile []int32
 	x.each(func(s int32, r *rec) bool {
+		if keep != nil && !keep(r) {
+			return true
+		}
 		if r.off < 0 {
 			f(s, r, x.get(s).Path)
 		} else {

@@ -112,6 +112,9 @@ func (a *Archiver) SyncStores(ctx context.Context, locs []Location, since time.T
 	sessions = a.own.without(a.opts.Store.Root, stores, sessions)
 	a.namedSubAgents(sessions)
 	sessions = keyedLast(withSubAgents(parentsFirst(sessions)))
+	// The runs of the paths listed are under a store found, and found:
+	// archivedFrom and closeGone read the paths of the others only.
+	a.ledger.markListed(sessions)
 	var gone []string
 	for _, s := range stores {
 		if !s.Found {
@@ -171,7 +174,7 @@ func (a *Archiver) SyncStores(ctx context.Context, locs []Location, since time.T
 				dirs = append(dirs, StoreDir{Provider: s.Provider, Dir: s.Dir})
 			}
 		}
-		for _, o := range a.CloseGone(ctx, present.has, dirs) {
+		for _, o := range a.closeGone(ctx, present.has, dirs, whereOpen|whereUnlisted) {
 			rep.add(o)
 			if progress != nil {
 				progress(len(sessions), len(sessions), &o)
@@ -224,7 +227,9 @@ func (r *Report) add(o Outcome) {
 }
 
 // archivedFrom counts the sessions archived from files under each of
-// dirs, by directory, in one pass over the ledger: each entry's path is
+// dirs (stores not found), by directory, in one pass over the ledger
+// (the runs of the paths this sync listed left out: they are under a
+// store found): each entry's path is
 // looked up by its parent directories (a sync finds most of the stores
 // declared missing, and a pass per store cost a fifth of a sync with
 // nothing new).
@@ -241,7 +246,7 @@ func (a *Archiver) archivedFrom(dirs []string) map[string]int {
 	// then looked up by its parents once (a lookup by every parent of
 	// every entry was 7% of a re-sync's CPU).
 	byDir := map[string]int{}
-	a.ledger.where(func(path string, _ bool) bool {
+	a.ledger.whereOf(whereUnlisted, func(path string, _ bool) bool {
 		if i := strings.LastIndexByte(path, filepath.Separator); i >= 0 {
 			byDir[path[:i]]++
 		}
