@@ -129,13 +129,17 @@ func TestCollectorLimit(t *testing.T) {
 			if tc.workers == 2 {
 				// A live heap near the limit raises it; it is never lowered.
 				keepAlive := make([]byte, got-limitHeadroom+(8<<20))
-				runtime.GC()
-				gc.follow()
+				for range followWindow {
+					runtime.GC()
+					gc.follow()
+				}
 				raised := memoryLimit()
 				assert.GreaterOrEqual(t, raised, int64(len(keepAlive))+limitHeadroom)
 				runtime.KeepAlive(keepAlive)
-				runtime.GC()
-				gc.follow()
+				for range followWindow {
+					runtime.GC()
+					gc.follow()
+				}
 				assert.Equal(t, raised, memoryLimit())
 			}
 			gc.settle()
@@ -225,8 +229,10 @@ func TestCollectorIndexing(t *testing.T) {
 	_, err := p.Func()(context.Background(), "claude")
 	require.NoError(t, err)
 	ledger := make([]byte, 32<<20) // the archiving's live heap
-	runtime.GC()
-	gc.follow()
+	for range followWindow {
+		runtime.GC()
+		gc.follow()
+	}
 	archiving := memoryLimit()
 	require.GreaterOrEqual(t, archiving, int64(len(ledger))+limitHeadroom)
 	runtime.KeepAlive(ledger)
@@ -243,4 +249,41 @@ func TestCollectorIndexing(t *testing.T) {
 	runtime.KeepAlive(keepAlive)
 	gc.settle()
 	assert.Equal(t, int64(before), memoryLimit())
+}
+
+// TestCollectorFollowWindow: while archiving, a live heap that swells
+// for fewer than followWindow collections (a session in flight) does
+// not raise the limit, however often an outcome is reported meanwhile;
+// one that stays does.
+func TestCollectorFollowWindow(t *testing.T) {
+	const before = 64 << 20
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(before))
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	gc := &collector{}
+	defer gc.settle()
+	gc.listing()
+	gc.arm(2)
+	p := &Plugins{using: gc.archiving, cache: map[string]capture.Plugin{"claude": stubPlugin{}}}
+	_, err := p.Func()(context.Background(), "claude")
+	require.NoError(t, err)
+	set := memoryLimit()
+	swell := make([]byte, set) // live heap above the limit
+	runtime.GC()
+	for range 2 * followWindow {
+		gc.follow() // one collection's live heap, however many outcomes
+	}
+	runtime.KeepAlive(swell)
+	swell = nil
+	for range followWindow - 1 { // the window full, the swell in it
+		runtime.GC()
+		gc.follow()
+	}
+	assert.Equal(t, set, memoryLimit(), "a moment's live heap: not followed")
+	stays := make([]byte, set)
+	require.Eventually(t, func() bool {
+		runtime.GC() // the listing's watch follows too
+		gc.follow()
+		return memoryLimit() >= int64(len(stays))+limitHeadroom
+	}, time.Minute, time.Millisecond, "a live heap that stays: followed")
+	runtime.KeepAlive(stays)
 }
