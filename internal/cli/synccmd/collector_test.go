@@ -129,17 +129,11 @@ func TestCollectorLimit(t *testing.T) {
 			if tc.workers == 2 {
 				// A live heap near the limit raises it; it is never lowered.
 				keepAlive := make([]byte, got-limitHeadroom+(8<<20))
-				for range followWindow {
-					runtime.GC()
-					gc.follow()
-				}
+				followCollections(gc)
 				raised := memoryLimit()
 				assert.GreaterOrEqual(t, raised, int64(len(keepAlive))+limitHeadroom)
 				runtime.KeepAlive(keepAlive)
-				for range followWindow {
-					runtime.GC()
-					gc.follow()
-				}
+				followCollections(gc)
 				assert.Equal(t, raised, memoryLimit())
 			}
 			gc.settle()
@@ -194,15 +188,7 @@ func TestCollectorReserve(t *testing.T) {
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(before))
 	defer debug.SetGCPercent(debug.SetGCPercent(100))
 	limit := func(reserve int64) int64 {
-		gc := &collector{}
-		if reserve > 0 {
-			gc.reserve(reserve)
-		}
-		gc.listing()
-		gc.arm(2)
-		p := &Plugins{using: gc.archiving, cache: map[string]capture.Plugin{"claude": stubPlugin{}}}
-		_, err := p.Func()(context.Background(), "claude")
-		require.NoError(t, err)
+		gc := archivingCollector(t, reserve)
 		got := memoryLimit()
 		gc.settle()
 		assert.Equal(t, int64(before), memoryLimit())
@@ -221,18 +207,9 @@ func TestCollectorIndexing(t *testing.T) {
 	const before = 64 << 20
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(before))
 	defer debug.SetGCPercent(debug.SetGCPercent(100))
-	gc := &collector{}
-	gc.reserve(1 << 20)
-	gc.listing()
-	gc.arm(2)
-	p := &Plugins{using: gc.archiving, cache: map[string]capture.Plugin{"claude": stubPlugin{}}}
-	_, err := p.Func()(context.Background(), "claude")
-	require.NoError(t, err)
+	gc := archivingCollector(t, 1<<20)
 	ledger := make([]byte, 32<<20) // the archiving's live heap
-	for range followWindow {
-		runtime.GC()
-		gc.follow()
-	}
+	followCollections(gc)
 	archiving := memoryLimit()
 	require.GreaterOrEqual(t, archiving, int64(len(ledger))+limitHeadroom)
 	runtime.KeepAlive(ledger)
@@ -259,13 +236,8 @@ func TestCollectorFollowWindow(t *testing.T) {
 	const before = 64 << 20
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(before))
 	defer debug.SetGCPercent(debug.SetGCPercent(100))
-	gc := &collector{}
+	gc := archivingCollector(t, 0)
 	defer gc.settle()
-	gc.listing()
-	gc.arm(2)
-	p := &Plugins{using: gc.archiving, cache: map[string]capture.Plugin{"claude": stubPlugin{}}}
-	_, err := p.Func()(context.Background(), "claude")
-	require.NoError(t, err)
 	set := memoryLimit()
 	swell := make([]byte, set) // live heap above the limit
 	runtime.GC()
@@ -286,4 +258,30 @@ func TestCollectorFollowWindow(t *testing.T) {
 		return memoryLimit() >= int64(len(stays))+limitHeadroom
 	}, time.Minute, time.Millisecond, "a live heap that stays: followed")
 	runtime.KeepAlive(stays)
+}
+
+// archivingCollector is a collector whose round listed, was armed for
+// 2 workers with reserve bytes reserved, and set the archiving's limit
+// (a plugin looked up).
+func archivingCollector(t *testing.T, reserve int64) *collector {
+	t.Helper()
+	gc := &collector{}
+	if reserve > 0 {
+		gc.reserve(reserve)
+	}
+	gc.listing()
+	gc.arm(2)
+	p := &Plugins{using: gc.archiving, cache: map[string]capture.Plugin{"claude": stubPlugin{}}}
+	_, err := p.Func()(context.Background(), "claude")
+	require.NoError(t, err)
+	return gc
+}
+
+// followCollections runs followWindow collections, gc following each:
+// what a live heap that stays takes to be followed.
+func followCollections(gc *collector) {
+	for range followWindow {
+		runtime.GC()
+		gc.follow()
+	}
 }
