@@ -576,11 +576,13 @@
 //     without being read, or even opened in a sync of the stores (the
 //     stat of the store's walk decides; a file that changes after the
 //     walk is seen by the next sync). A missing or unreadable ledger is rebuilt from
-//     the transcripts. In memory each entry is held packed (hashes as
-//     32 bytes, a fixed header, the rest length-prefixed: about 500
-//     bytes a run with its lookups, against 1.1 KiB as Go values), so
-//     that a sync's heap grows little with the history it holds; the
-//     file's lines are unchanged. An entry is written (pending, with what the part
+//     the transcripts. In memory the ledger holds a fixed record of
+//     each run (the hashes of its run id, path and head, the run id's 16
+//     bytes, size, mtime, parts, state, and where its line is in the
+//     file: about 120 bytes a run with its lookups, against 500 packed
+//     and 1.1 KiB as Go values) and reads an entry from its line when
+//     asked, so that a sync's heap grows little with the history it
+//     holds; the file's lines are unchanged. An entry is written (pending, with what the part
 //     is to do: Resume) before its part and again after; a pending entry
 //     found on load is settled from the transcript, so a sync killed
 //     between the two archives nothing twice.

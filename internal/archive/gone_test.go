@@ -46,3 +46,19 @@ func TestArchivedFrom(t *testing.T) {
 		})
 	}
 }
+
+// TestPresence: the paths a sync found are its sessions' and those
+// added, whatever their order.
+func TestPresence(t *testing.T) {
+	p := presentOf([]Session{{Path: "/s/b"}, {Path: "/s/a"}, {Path: "/s/c"}})
+	p.add("/db#1")
+	p.add("/s/a")
+	for path, want := range map[string]bool{"/s/a": true, "/s/b": true, "/s/c": true, "/db#1": true, "/s": false, "/s/d": false, "/db#2": false} {
+		if p.has(path) != want {
+			t.Errorf("has(%s) = %v", path, !want)
+		}
+	}
+	if len(p.more) != 1 {
+		t.Errorf("added %v: a session's path is not added again", p.more)
+	}
+}

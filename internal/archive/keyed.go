@@ -25,7 +25,8 @@ import (
 // sub-agents' files, after every other session, each in its order: a
 // database's session of the same key is then archived first.
 func keyedLast(sessions []Session) []Session {
-	var rest, keyed []Session
+	rest := make([]Session, 0, len(sessions)) // the keyed appended: no copy grown
+	var keyed []Session
 	for _, s := range sessions {
 		if s.Loc != nil && s.Loc.Keyed {
 			keyed = append(keyed, s)

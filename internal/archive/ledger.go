@@ -18,6 +18,7 @@ import (
 
 	"github.com/twasm/twasm/internal/rawfile"
 	"github.com/twasm/twasm/internal/regfile"
+	"github.com/twasm/twasm/internal/runid"
 	"github.com/twasm/twasm/lifecycle"
 	"github.com/twasm/twasm/transcript"
 )
@@ -188,14 +189,21 @@ type FactsAt struct {
 // (run.started's "source" and each part's result): lost or damaged, it is
 // rebuilt from them. Its methods may be called from several goroutines
 // (a sync archives sessions in parallel, each touching runs of its own).
-// Its entries are held packed (entries, packEntry) and unpacked into a
-// new Entry by every method that returns one.
+// It holds a fixed-size record of each run in memory (entries) and reads
+// an entry from its line in the file into a new Entry for every method
+// that returns one.
 type Ledger struct {
 	mu    sync.Mutex
 	path  string
-	runs  *entries // packed (ledger_pack.go)
+	runs  *entries // records, the entries read from the file (ledger_store.go)
 	lines int
-	f     *os.File
+	f     *os.File // appended to (nil: read-only)
+	// rf reads the file's lines back (entries.lineAt); end is the
+	// file's size, where the next line is appended; gen counts the
+	// rewrites (compact), after which a line's offset is another.
+	rf  *os.File
+	end int64
+	gen int
 	// interrupted are the runs whose archive a killed sync or import
 	// left unfinished, found on load: by run id.
 	interrupted map[string]Interrupted
@@ -226,14 +234,18 @@ func LedgerFile(root string) string { return filepath.Join(root, "archive", "led
 // read-only ledger writes nothing (dry runs, doctor); Put fails on it.
 func OpenLedger(root string, readOnly bool) (l *Ledger, rebuilt string, err error) {
 	l = &Ledger{path: LedgerFile(root), runs: newEntries()}
+	l.runs.lineAt = l.lineAt
 	f, err := os.Open(l.path)
-	if err == nil {
-		defer f.Close()
-	}
 	var bad int
 	if err == nil {
+		l.rf = f
 		bad, err = l.load(f)
 	}
+	defer func() {
+		if err != nil {
+			l.closeFiles()
+		}
+	}()
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		rebuilt = "no ledger yet"
@@ -243,6 +255,7 @@ func OpenLedger(root string, readOnly bool) (l *Ledger, rebuilt string, err erro
 		if bad > 0 {
 			rebuilt = fmt.Sprintf("%d unreadable ledger line(s)", bad)
 			l.runs = newEntries()
+			l.runs.lineAt = l.lineAt
 		}
 	}
 	tdir := filepath.Join(root, "transcripts")
@@ -252,8 +265,8 @@ func OpenLedger(root string, readOnly bool) (l *Ledger, rebuilt string, err erro
 		}
 	}
 	var settle []*Entry // the pending entries, and those an import held
-	l.runs.each(func(s int32, p packed) bool {
-		if p.flags()&pkPending != 0 || len(p.member(pmResume)) > 0 {
+	l.runs.each(func(s int32, r *rec) bool {
+		if r.flags&(recPending|recResume) != 0 {
 			if e := l.runs.get(s); e.Pending || e.Resume != nil && e.Resume.Held {
 				settle = append(settle, e)
 			}
@@ -328,20 +341,78 @@ func OpenLedger(root string, readOnly bool) (l *Ledger, rebuilt string, err erro
 			return nil, "", fmt.Errorf("ledger: %w", err)
 		}
 	}
-	l.f, err = os.OpenFile(l.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
-	if err != nil {
-		return nil, "", fmt.Errorf("ledger: %w", err)
+	if err := l.openAppend(); err != nil {
+		return nil, "", err
 	}
 	return l, rebuilt, nil
 }
 
+// openAppend opens the ledger's file to append to, and notes its size.
+func (l *Ledger) openAppend() error {
+	f, err := os.OpenFile(l.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return fmt.Errorf("ledger: %w", err)
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return fmt.Errorf("ledger: %w", err)
+	}
+	l.f, l.end = f, st.Size()
+	if l.rf == nil {
+		if l.rf, err = os.Open(l.path); err != nil {
+			l.f.Close()
+			l.f = nil
+			return fmt.Errorf("ledger: %w", err)
+		}
+	}
+	return nil
+}
+
+// lineAt reads the file's n bytes at off into buf (entries.lineAt);
+// when the file ends before, those up to its end, and io.EOF. After
+// Close the file is opened again for the read.
+func (l *Ledger) lineAt(off int64, n int, buf []byte) ([]byte, error) {
+	buf = slices.Grow(buf[:0], n)[:n]
+	rf := l.rf
+	if rf == nil {
+		f, err := os.Open(l.path)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		rf = f
+	}
+	m, err := rf.ReadAt(buf, off)
+	if err != nil {
+		return buf[:m], err // io.EOF: the file ends within
+	}
+	return buf, nil
+}
+
+// closeFiles closes the ledger's files.
+func (l *Ledger) closeFiles() error {
+	var err error
+	if l.f != nil {
+		err = l.f.Close()
+		l.f = nil
+	}
+	if l.rf != nil {
+		l.rf.Close()
+		l.rf = nil
+	}
+	return err
+}
+
 // load reads the ledger's lines from r, line by line, into l.runs
-// (packed, a later line of a run replacing an earlier one): bad counts
+// (each run's record, a later line of a run replacing an earlier one,
+// found again at its offset in r's file): bad counts
 // the lines that are not an entry, each counted in l.lines.
 func (l *Ledger) load(r io.Reader) (bad int, err error) {
 	br := bufio.NewReaderSize(r, 64<<10)
 	var long []byte
-	e := &Entry{} // each line's, packed before the next is read
+	var off int64 // where the line read starts
+	e := &Entry{} // each line's, noted before the next is read
 	for {
 		line, err := br.ReadSlice('\n')
 		if errors.Is(err, bufio.ErrBufferFull) {
@@ -355,10 +426,13 @@ func (l *Ledger) load(r io.Reader) (bad int, err error) {
 			line = append(long, line...)
 			long = long[:0]
 		}
+		at := off
+		off += int64(len(line))
 		if line = bytes.TrimSuffix(line, []byte("\n")); len(line) > 0 {
 			*e = Entry{}
 			l.lines++
 			ok := decodeEntry(line, e)
+			unique := ok
 			if !ok {
 				*e = Entry{}
 				ok = json.Unmarshal(line, e) == nil
@@ -367,7 +441,7 @@ func (l *Ledger) load(r io.Reader) (bad int, err error) {
 				bad++
 				continue
 			}
-			if err := l.runs.put(e); err != nil {
+			if err := l.runs.putAt(e, at, len(line), unique); err != nil {
 				return bad, err
 			}
 		}
@@ -411,8 +485,8 @@ const sealsMarker = "seals-checked"
 // written.
 func (l *Ledger) findUnsealed(root string) {
 	var marked []*Entry
-	l.runs.each(func(s int32, p packed) bool {
-		if p.flags()&pkSeal != 0 || !p.closed() || p.parts() < 2 {
+	l.runs.each(func(s int32, r *rec) bool {
+		if r.flags&recSeal != 0 || !r.closed() || r.parts < 2 {
 			return true
 		}
 		e := l.runs.get(s)
@@ -442,8 +516,8 @@ func (l *Ledger) Unsealed() []Entry {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	var out []Entry
-	l.runs.each(func(s int32, p packed) bool {
-		if p.flags()&pkSeal != 0 {
+	l.runs.each(func(s int32, r *rec) bool {
+		if r.flags&recSeal != 0 {
 			out = append(out, *l.runs.get(s))
 		}
 		return true
@@ -525,10 +599,12 @@ func (l *Ledger) compact() error {
 	}
 	w := bufio.NewWriter(tmp)
 	ids := l.runs.ids()
-	for _, is := range ids {
+	at := make([]int64, len(ids)+1) // where each line starts, and the end
+	for i, is := range ids {
 		b, _ := json.Marshal(l.runs.get(is.slot))
 		w.Write(b)
 		w.WriteByte('\n')
+		at[i+1] = at[i] + int64(len(b)) + 1
 	}
 	err = errors.Join(w.Flush(), tmp.Sync(), tmp.Close())
 	if err == nil {
@@ -539,6 +615,20 @@ func (l *Ledger) compact() error {
 		return fmt.Errorf("ledger: rewrite: %w", err)
 	}
 	l.lines = len(ids)
+	l.gen++
+	// The entries are read from the new file from now on.
+	rf, err := os.Open(l.path)
+	if err != nil {
+		// The old file, open still, holds the lines read.
+		return fmt.Errorf("ledger: %w", err)
+	}
+	if l.rf != nil {
+		l.rf.Close()
+	}
+	l.rf = rf
+	for i, is := range ids {
+		l.runs.moveTo(is.slot, at[i], int(at[i+1]-at[i]-1))
+	}
 	return nil
 }
 
@@ -556,13 +646,9 @@ func (l *Ledger) rewrite() error {
 		return err
 	}
 	old := l.f
-	f, err := os.OpenFile(l.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
-	l.f = f
-	if err != nil {
-		l.f = nil // not the old file, replaced: Put fails from now on
-		return errors.Join(fmt.Errorf("ledger: %w", err), old.Close())
-	}
-	return old.Close()
+	l.f = nil // not the old file, replaced: Put fails from now on unless opened
+	err := l.openAppend()
+	return errors.Join(err, old.Close())
 }
 
 // Put records e (a new or changed entry) durably. The line is written
@@ -588,7 +674,14 @@ func (l *Ledger) put(e *Entry, sync bool) error {
 		l.mu.Unlock()
 		return errors.New("ledger: opened read-only")
 	}
-	_, err = f.Write(b)
+	at, gen := l.end, l.gen
+	n, err := f.Write(b)
+	l.end += int64(n)
+	if err != nil {
+		if st, serr := f.Stat(); serr == nil {
+			l.end = st.Size()
+		}
+	}
 	l.mu.Unlock()
 	if err != nil {
 		return fmt.Errorf("ledger: %w", err)
@@ -601,17 +694,17 @@ func (l *Ledger) put(e *Entry, sync bool) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.lines++
-	return l.runs.put(e)
+	if gen != l.gen {
+		return l.runs.put(e) // the file was rewritten since: held in memory
+	}
+	return l.runs.putAt(e, at, len(b)-1, true)
 }
 
 // Close closes the ledger file.
 func (l *Ledger) Close() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.f == nil {
-		return nil
-	}
-	return l.f.Close()
+	return l.closeFiles()
 }
 
 // ByPath returns the entry last synced from path (an open run first).
@@ -628,14 +721,30 @@ func (l *Ledger) ByPath(path string) *Entry {
 // find its file unchanged: ByPath's entry without the copy of it (asked
 // of every session of every sync).
 type pathSeen struct {
-	p           packed // its entry (never changed in place)
+	l           *Ledger
+	slot        int32
+	id          [16]byte
+	uuid        bool
 	size, mtime int64
 	closed      bool
 }
 
-// runID and head are the entry's, made when asked.
-func (s pathSeen) runID() string { return s.p.runID() }
-func (s pathSeen) head() string  { return s.p.head() }
+// runID and head are the entry's, made when asked (head read as the
+// entry is then: the run's, whose head a sync never changes).
+func (s pathSeen) runID() string {
+	if s.uuid {
+		return runid.FromKey(s.id)
+	}
+	s.l.mu.Lock()
+	defer s.l.mu.Unlock()
+	return s.l.runs.runID(s.slot)
+}
+
+func (s pathSeen) head() string {
+	s.l.mu.Lock()
+	defer s.l.mu.Unlock()
+	return s.l.runs.get(s.slot).Head
+}
 
 // seenAt is ByPath's entry's pathSeen (ok false: none).
 func (l *Ledger) seenAt(path string) (s pathSeen, ok bool) {
@@ -645,8 +754,19 @@ func (l *Ledger) seenAt(path string) (s pathSeen, ok bool) {
 	if slot < 0 {
 		return s, false
 	}
-	p := l.runs.slots[slot]
-	return pathSeen{p: p, size: p.size(), mtime: p.mtime(), closed: p.closed()}, true
+	r := &l.runs.recs[slot]
+	return pathSeen{l: l, slot: slot, id: r.id, uuid: r.flags&recUUID != 0, size: r.size, mtime: r.mtime, closed: r.closed()}, true
+}
+
+// looseAt reports whether the run last synced from path (ByPath) is a
+// sub-agent's run linked loose (Entry.LooseAt set), from its record:
+// a sync asks it of every sub-agent file of a store that links them so,
+// and reads the entry only for those.
+func (l *Ledger) looseAt(path string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	s := l.runs.pathSlot(path)
+	return s >= 0 && l.runs.recs[s].flags&recLoose != 0
 }
 
 // CopyAt returns the run that path is a copy of (Entry.Also) when the
@@ -681,8 +801,8 @@ func (l *Ledger) ByHead(head string) []Entry {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	var out []Entry
-	for _, s := range l.runs.headSlots(head) {
-		out = append(out, *l.runs.get(s))
+	for _, e := range l.runs.byHeadOf(head) {
+		out = append(out, *e)
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Offset > out[j].Offset })
 	return out
@@ -693,7 +813,7 @@ func (l *Ledger) ByHead(head string) []Entry {
 func (l *Ledger) each(f func(e *Entry)) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.runs.each(func(s int32, _ packed) bool {
+	l.runs.each(func(s int32, _ *rec) bool {
 		f(l.runs.get(s))
 		return true
 	})
@@ -701,19 +821,52 @@ func (l *Ledger) each(f func(e *Entry)) {
 
 // where returns the entries (copies, in no order) for whose path and
 // state f returns true, under the ledger's lock: f calls no method of
-// the ledger. Only the entries returned are unpacked (each unpacks
-// every one).
+// the ledger. The paths are read from the file in one pass (entries.paths).
 func (l *Ledger) where(f func(path string, closed bool) bool) []Entry {
+	return l.whereOf(whereAll, f)
+}
+
+// Which runs whereOf asks f about: all, the open ones, or the open
+// ones whose path the sync did not list (markListed), or any such.
+const (
+	whereAll  = 0
+	whereOpen = 1 << iota
+	whereUnlisted
+)
+
+// whereOf is where asking f only about the runs of which (whereOpen,
+// whereUnlisted), whose paths alone are read.
+func (l *Ledger) whereOf(which int, f func(path string, closed bool) bool) []Entry {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	var out []Entry
-	l.runs.each(func(s int32, p packed) bool {
-		if f(string(p.member(pmPath)), p.closed()) {
+	keep := func(r *rec) bool {
+		return (which&whereOpen == 0 || !r.closed()) && (which&whereUnlisted == 0 || r.flags&recListed == 0)
+	}
+	l.runs.paths(keep, func(s int32, r *rec, path string) {
+		if f(path, r.closed()) {
 			out = append(out, *l.runs.get(s))
 		}
-		return true
 	})
 	return out
+}
+
+// markListed marks the runs last synced from the paths of sessions
+// (ByPath's), and no other, as listed: where asks whereUnlisted's f
+// about the others only, so that a sync that lists every file it
+// archived reads no run's path to find those it did not.
+func (l *Ledger) markListed(sessions []Session) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.runs.each(func(_ int32, r *rec) bool {
+		r.flags &^= recListed
+		return true
+	})
+	for i := range sessions {
+		if s := l.runs.pathSlot(sessions[i].Path); s >= 0 {
+			l.runs.recs[s].flags |= recListed
+		}
+	}
 }
 
 // Entries returns every entry, by run id.

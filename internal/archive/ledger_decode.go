@@ -516,3 +516,23 @@ func (r *jsonReader) skip(depth int) bool {
 	}
 	return false
 }
+
+// linePath reads the path member of a ledger line whose members are
+// each named once (a line decodeEntry reads, or one json.Marshal wrote)
+// as decodeEntry reads it, passing over the members before it without
+// decoding them and stopping there (json.Marshal writes it fourth): a
+// sync asks for the path of every run twice (the runs under a store
+// gone, the open runs whose file was not found). ok is false when it
+// finds none it reads: the caller reads the whole entry instead.
+func linePath(line []byte) (path string, ok bool) {
+	r := jsonReader{b: line}
+	found := false
+	r.object(func(key []byte) bool {
+		if string(key) == "path" {
+			found, ok = true, r.str(&path)
+			return false
+		}
+		return r.skip(0)
+	})
+	return path, found && ok
+}

@@ -182,3 +182,56 @@ func writeFile(path, s string) error {
 	}
 	return os.WriteFile(path, []byte(s), 0o600)
 }
+
+// TestLinePath: linePath reads the path of a line whose members are
+// named once as decodeEntry (and json.Unmarshal) read it, or says it
+// does not.
+func TestLinePath(t *testing.T) {
+	for _, c := range packCases() {
+		line, err := json.Marshal(&c.e)
+		require.NoError(t, err)
+		p, ok := linePath(line)
+		assert.True(t, ok, c.name)
+		assert.Equal(t, c.e.Path, p, c.name)
+	}
+	for _, tc := range []struct {
+		line string
+		path string
+		ok   bool
+	}{
+		{`{"run_id":"r","path":"/a"}`, "/a", true},
+		{` {"totals":{"lines":3,"usage":{"input_tokens":1}},"also":[{"path":"/b"}],"path":"/a"} `, "/a", true},
+		{`{"path":"/\u00e9","size":1}`, "/é", true},
+		{`{"run_id":"r"}`, "", false},
+		{`{"Path":"/a"}`, "", false},
+		{`{"size":,"path":"/a"}`, "", false},
+		{`{"path":3}`, "", false},
+	} {
+		p, ok := linePath([]byte(tc.line))
+		assert.Equal(t, tc.ok, ok, tc.line)
+		if ok {
+			assert.Equal(t, tc.path, p, tc.line)
+		}
+	}
+}
+
+// FuzzLinePath: the path linePath reads of a line decodeEntry reads is
+// decodeEntry's.
+func FuzzLinePath(f *testing.F) {
+	for _, c := range packCases() {
+		line, _ := json.Marshal(&c.e)
+		f.Add(line)
+	}
+	f.Fuzz(func(t *testing.T, line []byte) {
+		var e Entry
+		if !decodeEntry(line, &e) {
+			return
+		}
+		p, ok := linePath(line)
+		if !ok {
+			require.Empty(t, e.Path, "a line without a path member")
+			return
+		}
+		require.Equal(t, e.Path, p)
+	})
+}

@@ -13,12 +13,13 @@ import (
 	"github.com/twasm/twasm/transcript"
 )
 
-// A ledger holds its entries in memory packed, one byte slice each
-// (packEntry), not as Entry values: an Entry with its strings, its
-// totals and the maps that found it took about 1.1 KiB a run (a ledger
-// of 8,000 runs loaded: 8.7 MiB of live heap), which a sync kept live to
-// its end; packed, with the chains that find them, 3.9 MiB (about 500
-// bytes a run, a sync's entry packing into 330). A packed entry is a
+// A ledger holds in memory the entries that no line of its file holds
+// as they are (a ledger rebuilt from the transcripts, a pending entry
+// settled on load, a run id that is not valid: entries) packed,
+// one byte slice each (packEntry), not as Entry values: an Entry with its
+// strings, its totals and the maps that found it took about 1.1 KiB a
+// run, packed about 500 bytes (a sync's entry packing into 330). The
+// others are read from the file when asked for. A packed entry is a
 // fixed header (flags, size, mtime, offset, parts, and the head and
 // sha256 as 32 bytes each when they are the lowercase hex of a sha256,
 // as every entry a sync writes has) followed by the other members, each as a
@@ -116,20 +117,6 @@ func (p packed) head() string {
 	}
 	return string(p.member(pmHead))
 }
-
-// headKey is the head as its index hashes it: the hex text of a hex
-// head (into buf), else the member's bytes.
-func (p packed) headKey(buf *[64]byte) []byte {
-	if p.flags()&pkHexHead != 0 {
-		hex.Encode(buf[:], p[pkHeadAt:pkHeadAt+32])
-		return buf[:]
-	}
-	return p.member(pmHead)
-}
-
-// holdsNoSession is index's first test: an interrupted run ended with
-// nothing archived holds no session, and is found by run id only.
-func (p packed) holdsNoSession() bool { return p.closed() && p.parts() == 0 }
 
 // isLowerHex32 reports whether s is the lowercase hex of 32 bytes.
 func isLowerHex32(s string) bool {

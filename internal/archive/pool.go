@@ -3,6 +3,7 @@ package archive
 import (
 	"context"
 	"runtime"
+	"slices"
 	"sync"
 
 	"github.com/twasm/twasm/abi"
@@ -36,10 +37,21 @@ func (a *Archiver) workers() int {
 	return runtime.GOMAXPROCS(0)
 }
 
+// chains are the sessions of a sync cut into chains: chain c is
+// idx[start[c]:start[c+1]], indexes of sessions. Held in two slices, not
+// a slice per chain (most chains are one session: 32 bytes a session
+// less).
+type chains struct {
+	idx, start []int32
+}
+
+func (c chains) len() int            { return len(c.start) - 1 }
+func (c chains) chain(k int) []int32 { return c.idx[c.start[k]:c.start[k+1]] }
+
 // chainsOf cuts the sessions (in the sync's order) into chains of
 // indexes, each in that order, the chains ordered by their first
 // session.
-func (a *Archiver) chainsOf(sessions []Session) [][]int {
+func (a *Archiver) chainsOf(sessions []Session) chains {
 	parent := make([]int, len(sessions))
 	for i := range parent {
 		parent[i] = i
@@ -82,19 +94,32 @@ func (a *Archiver) chainsOf(sessions []Session) [][]int {
 			join(i, chainKey{'h', h})
 		}
 	}
-	byRoot := map[int]int{}
-	var chains [][]int
+	// Each root's chain, numbered by its first session (parent is
+	// reused for it), then each chain's sessions placed in order.
+	of := parent
 	for i := range sessions {
-		r := find(i)
-		k, ok := byRoot[r]
-		if !ok {
-			k = len(chains)
-			byRoot[r] = k
-			chains = append(chains, nil)
-		}
-		chains[k] = append(chains[k], i)
+		of[i] = find(i)
 	}
-	return chains
+	c := chains{idx: make([]int32, len(sessions)), start: []int32{0}}
+	num := make([]int32, len(sessions)) // a root's chain + 1 (0: none yet)
+	var size []int32
+	for _, r := range of {
+		if num[r] == 0 {
+			size = append(size, 0)
+			num[r] = int32(len(size))
+		}
+		size[num[r]-1]++
+	}
+	for _, n := range size {
+		c.start = append(c.start, c.start[len(c.start)-1]+n)
+	}
+	next := slices.Clone(c.start[:len(size)])
+	for i, r := range of {
+		k := num[r] - 1
+		c.idx[next[k]] = int32(i)
+		next[k]++
+	}
+	return c
 }
 
 // headsOf are the content heads by which a session file may be matched
@@ -143,29 +168,34 @@ type sessionResult struct {
 // session before it are done. A session not begun when ctx is done has
 // no result. It returns once every worker has stopped.
 func (a *Archiver) syncParallel(ctx context.Context, sessions []Session, emit func(i int, r *sessionResult)) {
-	results := make([]sessionResult, len(sessions))
-	done := make([]bool, len(sessions))
-	var mu sync.Mutex // done, next, and emit
+	// results are the sessions finished and not emitted yet (a few:
+	// those that finished before an earlier one), dropped once emitted.
+	results := map[int]*sessionResult{}
+	var mu sync.Mutex // results, next, and emit
 	next := 0
 	finished := func(i int, r sessionResult) {
 		mu.Lock()
 		defer mu.Unlock()
-		results[i], done[i] = r, true
-		for next < len(results) && done[next] {
-			emit(next, &results[next])
-			results[next] = sessionResult{} // emitted: not kept to the end
-			next++
+		results[i] = &r
+		for ; next < len(sessions); next++ {
+			r, ok := results[next]
+			if !ok {
+				break
+			}
+			delete(results, next)
+			emit(next, r)
 		}
 	}
 	chains := a.chainsOf(sessions)
-	work := make(chan []int)
+	work := make(chan []int32)
 	var wg sync.WaitGroup
-	for range min(a.workers(), len(chains)) {
+	for range min(a.workers(), chains.len()) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for chain := range work {
-				for _, i := range chain {
+				for _, j := range chain {
+					i := int(j)
 					if ctx.Err() != nil {
 						break
 					}
@@ -181,11 +211,11 @@ func (a *Archiver) syncParallel(ctx context.Context, sessions []Session, emit fu
 			}
 		}()
 	}
-	for _, c := range chains {
+	for k := range chains.len() {
 		if ctx.Err() != nil {
 			break
 		}
-		work <- c
+		work <- chains.chain(k)
 	}
 	close(work)
 	wg.Wait()
@@ -193,10 +223,10 @@ func (a *Archiver) syncParallel(ctx context.Context, sessions []Session, emit fu
 	// order, the gaps skipped.
 	mu.Lock()
 	defer mu.Unlock()
-	for ; next < len(results); next++ {
-		if done[next] {
-			emit(next, &results[next])
-			results[next] = sessionResult{}
+	for ; next < len(sessions); next++ {
+		if r, ok := results[next]; ok {
+			delete(results, next)
+			emit(next, r)
 		}
 	}
 }

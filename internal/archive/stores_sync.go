@@ -116,6 +116,9 @@ func (a *Archiver) SyncStores(ctx context.Context, locs []Location, since time.T
 	sessions = a.own.without(a.opts.Store.Root, stores, sessions)
 	a.namedSubAgents(sessions)
 	sessions = keyedLast(withSubAgents(parentsFirst(sessions)))
+	// The runs of the paths listed are under a store found, and found:
+	// archivedFrom and closeGone read the paths of the others only.
+	a.ledger.markListed(sessions)
 	var gone []string
 	for _, s := range stores {
 		if !s.Found {
@@ -133,23 +136,20 @@ func (a *Archiver) SyncStores(ctx context.Context, locs []Location, since time.T
 	if !rep.streamed {
 		rep.Outcomes = make([]Outcome, 0, len(sessions))
 	}
-	present := make(map[string]bool, len(sessions))
-	for _, s := range sessions {
-		present[s.Path] = true
-	}
+	present := presentOf(sessions)
 	a.recoverFirst(ctx) // before any worker starts
 	wrote := 0
 	a.syncParallel(ctx, sessions, func(i int, r *sessionResult) {
 		s := sessions[i]
 		for _, p := range r.paths {
-			present[p] = true
+			present.add(p)
 		}
 		if s.Loc.Kind == abi.StoreKindSQLite && !r.complete {
 			// A listing cut short: no session of this database is
 			// taken for deleted.
 			a.ledger.where(func(path string, _ bool) bool {
 				if strings.HasPrefix(path, s.Path+"#") {
-					present[path] = true
+					present.add(path)
 				}
 				return false
 			})
@@ -169,7 +169,7 @@ func (a *Archiver) SyncStores(ctx context.Context, locs []Location, since time.T
 	// once per storage, those the runs an older twasm archived name).
 	marker := a.noteArchivedNamers(locs)
 	for _, o := range a.linkNamed(ctx) {
-		present[o.Path] = true
+		present.add(o.Path)
 		if o.Result != nil {
 			wrote++
 		}
@@ -197,7 +197,7 @@ func (a *Archiver) SyncStores(ctx context.Context, locs []Location, since time.T
 				dirs = append(dirs, StoreDir{Provider: s.Provider, Dir: s.Dir})
 			}
 		}
-		for _, o := range a.CloseGone(ctx, func(p string) bool { return present[p] }, dirs) {
+		for _, o := range a.closeGone(ctx, present.has, dirs, whereOpen|whereUnlisted) {
 			rep.add(o)
 			if progress != nil {
 				progress(len(sessions), len(sessions), &o)
@@ -205,6 +205,38 @@ func (a *Archiver) SyncStores(ctx context.Context, locs []Location, since time.T
 		}
 	}
 	return rep
+}
+
+// presence is the paths a sync found: its sessions' (looked up in
+// their order by path, 4 bytes a session, instead of a map of every
+// path) and those its sessions' archives named (a database's sessions,
+// a file's sections).
+type presence struct {
+	sessions []Session
+	byPath   []int32
+	more     map[string]bool
+}
+
+func presentOf(sessions []Session) *presence {
+	p := &presence{sessions: sessions, byPath: make([]int32, len(sessions)), more: map[string]bool{}}
+	for i := range p.byPath {
+		p.byPath[i] = int32(i)
+	}
+	slices.SortFunc(p.byPath, func(a, b int32) int { return strings.Compare(sessions[a].Path, sessions[b].Path) })
+	return p
+}
+
+func (p *presence) add(path string) {
+	if !p.has(path) {
+		p.more[path] = true
+	}
+}
+
+func (p *presence) has(path string) bool {
+	_, found := slices.BinarySearchFunc(p.byPath, path, func(i int32, path string) int {
+		return strings.Compare(p.sessions[i].Path, path)
+	})
+	return found || p.more[path]
 }
 
 func (r *Report) add(o Outcome) {
@@ -218,7 +250,9 @@ func (r *Report) add(o Outcome) {
 }
 
 // archivedFrom counts the sessions archived from files under each of
-// dirs, by directory, in one pass over the ledger: each entry's path is
+// dirs (stores not found), by directory, in one pass over the ledger
+// (the runs of the paths this sync listed left out: they are under a
+// store found): each entry's path is
 // looked up by its parent directories (a sync finds most of the stores
 // declared missing, and a pass per store cost a fifth of a sync with
 // nothing new).
@@ -235,7 +269,7 @@ func (a *Archiver) archivedFrom(dirs []string) map[string]int {
 	// then looked up by its parents once (a lookup by every parent of
 	// every entry was 7% of a re-sync's CPU).
 	byDir := map[string]int{}
-	a.ledger.where(func(path string, _ bool) bool {
+	a.ledger.whereOf(whereUnlisted, func(path string, _ bool) bool {
 		if i := strings.LastIndexByte(path, filepath.Separator); i >= 0 {
 			byDir[path[:i]]++
 		}

@@ -573,7 +573,7 @@ func (a *Archiver) legacyOf(path, parent string) *Entry {
 // part since the call was last looked for; a look that finds none notes
 // the parts it looked at, so the next sync does not read it again.
 func (a *Archiver) looseOf(loc *Location, path, parent string) *Entry {
-	if parent == "" || loc == nil || loc.SubAgentCalls == nil && loc.SubAgentResult == "" && loc.SubAgentPrompt == nil {
+	if parent == "" || loc == nil || loc.SubAgentCalls == nil && loc.SubAgentResult == "" && loc.SubAgentPrompt == nil || !a.ledger.looseAt(path) {
 		return nil
 	}
 	e := a.ledger.ByPath(path)
@@ -1297,9 +1297,16 @@ type StoreDir struct{ Provider, Dir string }
 // one agent's store (Aider's history) and another's files (Crush's
 // .crush/crush.db), which the first does not look for.
 func (a *Archiver) CloseGone(ctx context.Context, present func(string) bool, stores []StoreDir) []Outcome {
+	return a.closeGone(ctx, present, stores, whereOpen)
+}
+
+// closeGone is CloseGone asking present about the open runs of which
+// (whereOpen, and whereUnlisted: those whose path SyncStores did not
+// list, markListed).
+func (a *Archiver) closeGone(ctx context.Context, present func(string) bool, stores []StoreDir, which int) []Outcome {
 	// The open runs whose file the sync did not find, by run id: the
 	// others are neither copied nor sorted.
-	gone := a.ledger.where(func(path string, closed bool) bool { return !closed && !present(path) })
+	gone := a.ledger.whereOf(which, func(path string, closed bool) bool { return !closed && !present(path) })
 	sort.Slice(gone, func(i, j int) bool { return gone[i].RunID < gone[j].RunID })
 	var outs []Outcome
 	for _, e := range gone {

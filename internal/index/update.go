@@ -95,8 +95,26 @@ func (ix *Index) update(ctx context.Context, full bool) (Stats, error) {
 		return st, err
 	}
 	// The journal first, then the files: a write not seen in the files
-	// has its journal entry at or after the end read here.
-	entries, end, cont, jerr := journal.Read(dir, pos)
+	// has its journal entry at or after the end read here. Of each entry
+	// only what is applied is kept: its run, to check, and the watch
+	// list's change, as the last entry of its writer (nonce) leaves it.
+	runs := runSet{}
+	var entries int
+	opens := map[string]string{} // the writers opened and not closed: nonce -> run id
+	var closes []string          // the writers closed that opened before pos
+	end, cont, jerr := journal.Each(dir, pos, func(e journal.Entry) {
+		entries++
+		runs.add(e.RunID, runCheck|runNamed)
+		if e.Kind == journal.Close {
+			if _, ok := opens[e.Nonce]; ok {
+				delete(opens, e.Nonce)
+			} else {
+				closes = append(closes, strings.Clone(e.Nonce))
+			}
+		} else {
+			opens[strings.Clone(e.Nonce)] = strings.Clone(e.RunID)
+		}
+	})
 	if jerr != nil || !cont || !ok {
 		full = true
 	}
@@ -115,76 +133,74 @@ func (ix *Index) update(ctx context.Context, full bool) (Stats, error) {
 	defer b.rollback()
 	// The runs to check: those the journal names, those still being
 	// written, and (listing) the files added or removed.
-	check := map[string]bool{}
-	named := map[string]bool{}
-	for _, e := range entries {
-		check[e.RunID] = true
-		named[e.RunID] = true
-	}
-	var unjournaled []string // new in the listing, not named by the journal
+	var unjournaled [][16]byte // new in the listing, not named by the journal
 	watched, err := ix.watched(ctx)
 	if err != nil {
 		return st, err
 	}
 	for _, id := range watched {
-		check[id] = true
+		runs.add(id, runCheck)
 	}
-	var known map[string]*fileRow
 	if list {
-		if known, err = ix.files(ctx, !full); err != nil {
+		known, err := ix.knownRuns(ctx)
+		if err != nil {
 			return st, err
 		}
-		ents, err := os.ReadDir(dir)
-		if err != nil && !errors.Is(err, os.ErrNotExist) {
-			return st, fmt.Errorf("index: %w", err)
+		listed := make([]bool, len(known.ids))
+		err = listRuns(dir, func(id string) {
+			st.Runs++
+			k, isID := runid.Key(id)
+			seen := false
+			if i, found := slices.BinarySearchFunc(known.ids, k, compareKeys); isID && found {
+				seen, listed[i] = true, true
+			} else if !isID && known.other[id] {
+				seen = true
+				known.other[id] = false // listed
+			}
+			if full || !seen {
+				runs.add(id, runCheck)
+				if !full && !seen && isID && runs[k]&runNamed == 0 {
+					unjournaled = append(unjournaled, k)
+				}
+			}
+		})
+		if err != nil {
+			return st, err
 		}
-		present := map[string]bool{}
-		for _, d := range ents {
-			name := d.Name()
-			if !strings.HasSuffix(name, ".jsonl") || d.IsDir() {
-				continue
-			}
-			id := strings.TrimSuffix(name, ".jsonl")
-			present[id] = true
-			if _, seen := known[id]; full || !seen {
-				check[id] = true
-				if !full && !seen && !named[id] {
-					unjournaled = append(unjournaled, id)
-				}
+		var gone []string
+		for i, k := range known.ids {
+			if !listed[i] {
+				gone = append(gone, runid.FromKey(k))
 			}
 		}
-		st.Runs = len(present)
-		for id := range known {
-			if !present[id] {
-				if err := b.begin(ctx); err != nil {
-					return st, err
-				}
-				if err := removeTx(ctx, b.tx, id); err != nil {
-					return st, err
-				}
-				delete(check, id)
-				st.Removed++
+		for id, notListed := range known.other {
+			if notListed {
+				gone = append(gone, id)
 			}
+		}
+		for _, id := range gone {
+			if err := b.begin(ctx); err != nil {
+				return st, err
+			}
+			if err := removeTx(ctx, b.tx, id); err != nil {
+				return st, err
+			}
+			if k, isID := runid.Key(id); isID {
+				runs[k] &^= runCheck
+			}
+			st.Removed++
 		}
 	}
-	ids := make([]string, 0, len(check))
-	for id := range check {
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
+	ids := runs.sorted(runCheck)
 	sctx := context.WithoutCancel(ctx) // ctx is checked before each file and line instead (writer.read)
-	for _, id := range ids {
+	for _, k := range ids {
 		if err := ctx.Err(); err != nil {
 			return st, err
 		}
-		if runid.Valid(id) != nil {
-			continue
-		}
-		row := known[id]
-		if !full {
-			if row, err = b.file(sctx, id); err != nil {
-				return st, err
-			}
+		id := runid.FromKey(k)
+		row, err := b.file(sctx, id)
+		if err != nil {
+			return st, err
 		}
 		if err := ix.updateFile(ctx, b, filepath.Join(dir, id+".jsonl"), id, row, &st); err != nil {
 			return st, err
@@ -192,7 +208,7 @@ func (ix *Index) update(ctx context.Context, full bool) (Stats, error) {
 	}
 	st.Checked = len(ids)
 	// The watch list and the position, with the last files' transaction.
-	if len(entries) > 0 || end != pos || newMtime != dirMtime || !ok || len(unjournaled) > 0 || len(watched) > 0 {
+	if entries > 0 || end != pos || newMtime != dirMtime || !ok || len(unjournaled) > 0 || len(watched) > 0 {
 		if err := b.begin(ctx); err != nil {
 			return st, err
 		}
@@ -202,17 +218,21 @@ func (ix *Index) update(ctx context.Context, full bool) (Stats, error) {
 			}
 			return nil
 		}
-		for _, e := range entries {
-			var err error
-			if e.Kind == journal.Close {
-				err = exec(`DELETE FROM watch WHERE nonce = ?`, e.Nonce)
-			} else {
-				err = exec(`INSERT OR REPLACE INTO watch(nonce, run_id) VALUES(?, ?)`, e.Nonce, e.RunID)
+		// Each writer's entry as the journal leaves it: closed, or
+		// open; a run the journal names is no longer watched as found
+		// in a listing.
+		for _, nonce := range closes {
+			if err := exec(`DELETE FROM watch WHERE nonce = ?`, nonce); err != nil {
+				return st, err
 			}
-			if err == nil {
-				err = exec(`DELETE FROM watch WHERE nonce = ?`, listNonce+e.RunID)
+		}
+		for nonce, id := range opens {
+			if err := exec(`INSERT OR REPLACE INTO watch(nonce, run_id) VALUES(?, ?)`, nonce, id); err != nil {
+				return st, err
 			}
-			if err != nil {
+		}
+		for _, k := range runs.sorted(runNamed) {
+			if err := exec(`DELETE FROM watch WHERE nonce = ?`, listNonce+runid.FromKey(k)); err != nil {
 				return st, err
 			}
 		}
@@ -224,7 +244,8 @@ func (ix *Index) update(ctx context.Context, full bool) (Stats, error) {
 				return st, err
 			}
 		}
-		for _, id := range unjournaled {
+		for _, k := range unjournaled {
+			id := runid.FromKey(k)
 			if err := exec(`INSERT OR REPLACE INTO watch(nonce, run_id) VALUES(?, ?)`, listNonce+id, id); err != nil {
 				return st, err
 			}
@@ -602,31 +623,98 @@ func (b *batch) rollback() {
 	}
 }
 
-// files returns what the index saw of every transcript (idsOnly: only
-// which ones it knows, every row nil).
-func (ix *Index) files(ctx context.Context, idsOnly bool) (map[string]*fileRow, error) {
-	q := `SELECT run_id, rid, size, mtime, indexed, last_seq FROM runs`
-	if idsOnly {
-		q = `SELECT run_id, 0, 0, 0, 0, 0 FROM runs`
+// runSet is a set of run ids, each with flags (runCheck, runNamed), by
+// the 16 bytes of its UUID: an update of an index of 20,000 runs holds
+// 20,000 of them, not the strings. A run id that is not one is never
+// indexed (update skips it) and is not kept.
+type runSet map[[16]byte]uint8
+
+const (
+	runCheck = 1 << iota // to check
+	runNamed             // named by the journal
+)
+
+func (s runSet) add(id string, flags uint8) {
+	if k, ok := runid.Key(id); ok {
+		s[k] |= flags
 	}
-	rows, err := ix.db.QueryContext(ctx, q)
+}
+
+// sorted are the runs with any of flags, by run id.
+func (s runSet) sorted(flags uint8) [][16]byte {
+	var out [][16]byte
+	for k, f := range s {
+		if f&flags != 0 {
+			out = append(out, k)
+		}
+	}
+	slices.SortFunc(out, compareKeys)
+	return out
+}
+
+// compareKeys orders run keys as their run ids are ordered.
+func compareKeys(a, b [16]byte) int { return bytes.Compare(a[:], b[:]) }
+
+// knownRunIDs are the runs the index holds: the ids, by run id, and any other
+// (not a UUID: none an index built by update holds) by itself, true.
+type knownRunIDs struct {
+	ids   [][16]byte
+	other map[string]bool
+}
+
+// knownRuns lists the runs the index holds.
+func (ix *Index) knownRuns(ctx context.Context) (knownRunIDs, error) {
+	k := knownRunIDs{other: map[string]bool{}}
+	rows, err := ix.db.QueryContext(ctx, `SELECT run_id FROM runs`)
 	if err != nil {
-		return nil, fmt.Errorf("index: %w", err)
+		return k, fmt.Errorf("index: %w", err)
 	}
 	defer rows.Close()
-	m := map[string]*fileRow{}
+	var id sql.RawBytes
 	for rows.Next() {
-		var id string
-		r := &fileRow{}
-		if err := rows.Scan(&id, &r.rid, &r.size, &r.mtime, &r.indexed, &r.lastSeq); err != nil {
-			return nil, fmt.Errorf("index: %w", err)
+		if err := rows.Scan(&id); err != nil {
+			return k, fmt.Errorf("index: %w", err)
 		}
-		m[id] = r
-		if idsOnly {
-			m[id] = nil
+		if key, ok := runid.Key(string(id)); ok {
+			k.ids = append(k.ids, key)
+		} else {
+			k.other[string(id)] = true
 		}
 	}
-	return m, rows.Err()
+	if err := rows.Err(); err != nil {
+		return k, fmt.Errorf("index: %w", err)
+	}
+	slices.SortFunc(k.ids, compareKeys)
+	return k, nil
+}
+
+// listRuns calls f with the run id of each transcript (<id>.jsonl, not
+// a directory) in dir, in no order, reading the directory a batch of
+// entries at a time (all at once, 20,000 transcripts' entries were 6
+// MiB of heap). A missing directory lists none.
+func listRuns(dir string, f func(id string)) error {
+	d, err := os.Open(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("index: %w", err)
+	}
+	defer d.Close()
+	for {
+		ents, err := d.ReadDir(256)
+		for _, e := range ents {
+			if id, ok := strings.CutSuffix(e.Name(), ".jsonl"); ok && !e.IsDir() {
+				f(id)
+			}
+		}
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("index: %w", err)
+		}
+	}
 }
 
 // fileSQL reads what the index saw of one transcript (batch.file).

@@ -1,7 +1,7 @@
 package journal
 
 import (
-	"bytes"
+	"bufio"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -187,20 +187,34 @@ const maxEntry = 256
 // every file anyway to learn which runs are still being written. A
 // partial last line (being written) is left for the next read.
 func Read(dir string, pos Pos) (entries []Entry, end Pos, cont bool, err error) {
-	f, err := openJournal(Path(dir), os.O_RDONLY)
+	end, cont, err = Each(dir, pos, func(e Entry) { entries = append(entries, e) })
+	if err != nil {
+		return nil, end, cont, err
+	}
+	return entries, end, cont, nil
+}
+
+// Each is Read calling f with each entry, in order, instead of
+// returning them: a reader that keeps what it needs of each holds none
+// of the journal (after a first sync of 20,000 sessions, 40,000 entries
+// in 5 MiB). The journal is read twice, a buffer at a time: to find
+// where it ends and whether it continues pos, then to give the entries
+// up to that end. On an error f may have been called with some.
+func Each(dir string, pos Pos, f func(Entry)) (end Pos, cont bool, err error) {
+	file, err := openJournal(Path(dir), os.O_RDONLY)
 	if errors.Is(err, fs.ErrNotExist) {
-		if f, err := openJournal(Path(dir), os.O_WRONLY|os.O_CREATE); err == nil {
-			f.Close()
+		if file, err := openJournal(Path(dir), os.O_WRONLY|os.O_CREATE); err == nil {
+			file.Close()
 		}
-		return nil, Pos{}, false, nil
+		return Pos{}, false, nil
 	}
 	if err != nil {
-		return nil, Pos{}, false, fmt.Errorf("journal: %w", err)
+		return Pos{}, false, fmt.Errorf("journal: %w", err)
 	}
-	defer f.Close()
-	st, err := f.Stat()
+	defer file.Close()
+	st, err := file.Stat()
 	if err != nil {
-		return nil, Pos{}, false, fmt.Errorf("journal: %w", err)
+		return Pos{}, false, fmt.Errorf("journal: %w", err)
 	}
 	from := int64(0)
 	cont = true
@@ -214,43 +228,65 @@ func Read(dir string, pos Pos) (entries []Entry, end Pos, cont bool, err error) 
 		b := make([]byte, len(want))
 		if start < 0 || st.Size() < pos.Off {
 			cont = false
-		} else if _, err := f.ReadAt(b, start); err != nil {
-			return nil, Pos{}, false, fmt.Errorf("journal: %w", err)
+		} else if _, err := file.ReadAt(b, start); err != nil {
+			return Pos{}, false, fmt.Errorf("journal: %w", err)
 		}
 		if cont = cont && string(b) == want; cont {
 			from = pos.Off
 		}
 	}
-	data, err := io.ReadAll(io.NewSectionReader(f, from, st.Size()-from))
-	if err != nil {
-		return nil, Pos{}, false, fmt.Errorf("journal: %w", err)
-	}
 	end = pos
 	if !cont {
 		end = Pos{}
 	}
-	for len(data) > 0 {
-		i := bytes.IndexByte(data, '\n')
-		if i < 0 {
-			break // being written: next time
+	// lines calls line with each complete line from off up to size
+	// (the journal's size as first read), and its end.
+	lines := func(off, size int64, line func(s string, end int64)) error {
+		br := bufio.NewReaderSize(io.NewSectionReader(file, off, size-off), 64<<10)
+		for {
+			b, err := br.ReadSlice('\n')
+			if errors.Is(err, bufio.ErrBufferFull) {
+				// Longer than any entry: not one (it does not parse).
+				long := append([]byte(nil), b...)
+				for errors.Is(err, bufio.ErrBufferFull) {
+					b, err = br.ReadSlice('\n')
+					long = append(long, b...)
+				}
+				b = long
+			}
+			if err != nil {
+				if errors.Is(err, io.EOF) {
+					return nil // a partial last line: being written, next time
+				}
+				return err
+			}
+			off += int64(len(b))
+			line(string(b[:len(b)-1]), off)
 		}
-		line := string(data[:i])
-		data = data[i+1:]
-		end.Off += int64(i + 1)
-		end.Tail = line
-		e, ok := parse(line)
-		if !ok {
-			cont = false
-			continue
-		}
-		entries = append(entries, e)
 	}
-	if !cont && from > 0 {
+	bad := false
+	if err := lines(from, st.Size(), func(s string, off int64) {
+		end.Off, end.Tail = off, s
+		if _, ok := parse(s); !ok {
+			bad = true
+		}
+	}); err != nil {
+		return Pos{}, false, fmt.Errorf("journal: %w", err)
+	}
+	if bad && from > 0 {
 		// Not continued after all (a bad line after pos): the whole file.
-		all, end, _, err := Read(dir, Pos{})
-		return all, end, false, err
+		end, _, err := Each(dir, Pos{}, f)
+		return end, false, err
 	}
-	return entries, end, cont, nil
+	cont = cont && !bad
+	if err := lines(from, end.Off, func(s string, _ int64) {
+		if e, ok := parse(s); ok {
+			f(e)
+		}
+	}); err != nil {
+		return Pos{}, false, fmt.Errorf("journal: %w", err)
+	}
+	return end, cont, nil
 }
 
 func parse(line string) (Entry, bool) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 
@@ -117,4 +118,28 @@ func FuzzRead(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestReadLongLine: a line longer than a read's buffer is not an entry
+// (the journal is not continued), and the entries around it are read.
+func TestReadLongLine(t *testing.T) {
+	dir := t.TempDir()
+	a := "o 6fa78c2d-79e5-4b11-a726-765c5d7bab69 26ebd2f41d74e84a\n"
+	b := "c 6fa78c2d-79e5-4b11-a726-765c5d7bab69 26ebd2f41d74e84a\n"
+	data := a + strings.Repeat("x", 100<<10) + "\n" + b
+	if err := os.WriteFile(journal.Path(dir), []byte(data), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	es, end, cont, err := journal.Read(dir, journal.Pos{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cont || len(es) != 2 || es[0].Kind != journal.Open || es[1].Kind != journal.Close || end.Off != int64(len(data)) {
+		t.Fatalf("cont %v, %d entries %v, end %d of %d", cont, len(es), es, end.Off, len(data))
+	}
+	var n int
+	end2, _, err := journal.Each(dir, journal.Pos{}, func(journal.Entry) { n++ })
+	if err != nil || n != 2 || end2 != end {
+		t.Fatalf("Each: %v, %d entries, end %v", err, n, end2)
+	}
 }

@@ -69,3 +69,21 @@ func TestNewIsValidAndFresh(t *testing.T) {
 		seen[id] = true
 	}
 }
+
+// TestKey: a valid run id is 16 bytes that give it back; nothing else
+// has a key.
+func TestKey(t *testing.T) {
+	for range 3 {
+		id := New()
+		k, ok := Key(id)
+		if !ok || FromKey(k) != id {
+			t.Fatalf("%s: key %x %v, back %s", id, k, ok, FromKey(k))
+		}
+	}
+	for _, id := range []string{"", "r1", "00006D61-ba25-4c33-a2f9-f4f6218eb922", "00006d61-ba25-4c33-a2f9-f4f6218eb92",
+		"00006d61-ba25-5c33-a2f9-f4f6218eb922", "urn:uuid:00006d61-ba25-4c33-a2f9-f4f6218eb922", "{00006d61-ba25-4c33-a2f9-f4f6218eb922}"} {
+		if _, ok := Key(id); ok {
+			t.Errorf("%q has a key", id)
+		}
+	}
+}

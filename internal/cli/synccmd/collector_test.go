@@ -129,13 +129,11 @@ func TestCollectorLimit(t *testing.T) {
 			if tc.workers == 2 {
 				// A live heap near the limit raises it; it is never lowered.
 				keepAlive := make([]byte, got-limitHeadroom+(8<<20))
-				runtime.GC()
-				gc.follow()
+				followCollections(gc)
 				raised := memoryLimit()
 				assert.GreaterOrEqual(t, raised, int64(len(keepAlive))+limitHeadroom)
 				runtime.KeepAlive(keepAlive)
-				runtime.GC()
-				gc.follow()
+				followCollections(gc)
 				assert.Equal(t, raised, memoryLimit())
 			}
 			gc.settle()
@@ -190,15 +188,7 @@ func TestCollectorReserve(t *testing.T) {
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(before))
 	defer debug.SetGCPercent(debug.SetGCPercent(100))
 	limit := func(reserve int64) int64 {
-		gc := &collector{}
-		if reserve > 0 {
-			gc.reserve(reserve)
-		}
-		gc.listing()
-		gc.arm(2)
-		p := &Plugins{using: gc.archiving, cache: map[string]capture.Plugin{"claude": stubPlugin{}}}
-		_, err := p.Func()(context.Background(), "claude")
-		require.NoError(t, err)
+		gc := archivingCollector(t, reserve)
 		got := memoryLimit()
 		gc.settle()
 		assert.Equal(t, int64(before), memoryLimit())
@@ -207,4 +197,91 @@ func TestCollectorReserve(t *testing.T) {
 	}
 	without, with := limit(0), limit(liveIndexReserve)
 	assert.InDelta(t, without-liveIndexReserve, with, 1<<20, "limits %d and %d", without, with)
+}
+
+// TestCollectorIndexing: once the archiver is dropped, indexing lowers
+// the archiving's limit (raised by a live heap that is garbage now) to
+// limitFor(live heap, 1) less the reserve, follows the live heap after
+// each collection from there, and settle puts back the limit before.
+func TestCollectorIndexing(t *testing.T) {
+	const before = 64 << 20
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(before))
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	gc := archivingCollector(t, 1<<20)
+	ledger := make([]byte, 32<<20) // the archiving's live heap
+	followCollections(gc)
+	archiving := memoryLimit()
+	require.GreaterOrEqual(t, archiving, int64(len(ledger))+limitHeadroom)
+	runtime.KeepAlive(ledger)
+	ledger = nil
+	gc.indexing()
+	lowered := memoryLimit()
+	assert.Less(t, lowered, archiving-(16<<20), "lowered once the archiving's heap is garbage")
+	assert.GreaterOrEqual(t, lowered, limitFor(0, 1)-(1<<20), "live heap, one worker, less the reserve")
+	keepAlive := make([]byte, lowered)
+	require.Eventually(t, func() bool {
+		runtime.GC() // the cleanup after it follows the live heap
+		return memoryLimit() >= int64(len(keepAlive))+limitHeadroom
+	}, time.Minute, time.Millisecond, "the limit follows the live heap")
+	runtime.KeepAlive(keepAlive)
+	gc.settle()
+	assert.Equal(t, int64(before), memoryLimit())
+}
+
+// TestCollectorFollowWindow: while archiving, a live heap that swells
+// for fewer than followWindow collections (a session in flight) does
+// not raise the limit, however often an outcome is reported meanwhile;
+// one that stays does.
+func TestCollectorFollowWindow(t *testing.T) {
+	const before = 64 << 20
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(before))
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	gc := archivingCollector(t, 0)
+	defer gc.settle()
+	set := memoryLimit()
+	swell := make([]byte, set) // live heap above the limit
+	runtime.GC()
+	for range 2 * followWindow {
+		gc.follow() // one collection's live heap, however many outcomes
+	}
+	runtime.KeepAlive(swell)
+	swell = nil
+	for range followWindow - 1 { // the window full, the swell in it
+		runtime.GC()
+		gc.follow()
+	}
+	assert.Equal(t, set, memoryLimit(), "a moment's live heap: not followed")
+	stays := make([]byte, set)
+	require.Eventually(t, func() bool {
+		runtime.GC() // the listing's watch follows too
+		gc.follow()
+		return memoryLimit() >= int64(len(stays))+limitHeadroom
+	}, time.Minute, time.Millisecond, "a live heap that stays: followed")
+	runtime.KeepAlive(stays)
+}
+
+// archivingCollector is a collector whose round listed, was armed for
+// 2 workers with reserve bytes reserved, and set the archiving's limit
+// (a plugin looked up).
+func archivingCollector(t *testing.T, reserve int64) *collector {
+	t.Helper()
+	gc := &collector{}
+	if reserve > 0 {
+		gc.reserve(reserve)
+	}
+	gc.listing()
+	gc.arm(2)
+	p := &Plugins{using: gc.archiving, cache: map[string]capture.Plugin{"claude": stubPlugin{}}}
+	_, err := p.Func()(context.Background(), "claude")
+	require.NoError(t, err)
+	return gc
+}
+
+// followCollections runs followWindow collections, gc following each:
+// what a live heap that stays takes to be followed.
+func followCollections(gc *collector) {
+	for range followWindow {
+		runtime.GC()
+		gc.follow()
+	}
 }

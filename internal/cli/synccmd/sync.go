@@ -26,6 +26,7 @@ import (
 	"github.com/twasm/twasm/internal/cli/plugload"
 	"github.com/twasm/twasm/internal/cli/searchcmd"
 	"github.com/twasm/twasm/internal/index"
+	"github.com/twasm/twasm/internal/runid"
 )
 
 // Options are the sync flags.
@@ -324,7 +325,7 @@ func round(ctx context.Context, opts *Options, locs []archive.Location, plugins 
 		}
 		defer lock.Release()
 	}
-	var written []string
+	var written runIDs
 	var open func(context.Context) (RunIndexer, error)
 	if !opts.DryRun && opts.Indexed != nil {
 		open = opts.IndexLive
@@ -342,7 +343,7 @@ func round(ctx context.Context, opts *Options, locs []archive.Location, plugins 
 		},
 		Redact: opts.Redact, DryRun: opts.DryRun, CloseIdle: -1, Streamed: true,
 		Written: func(id string) {
-			written = append(written, id)
+			written.add(id)
 			live.written(ctx, id)
 		},
 	})
@@ -350,7 +351,7 @@ func round(ctx context.Context, opts *Options, locs []archive.Location, plugins 
 		return err
 	}
 	// release closes the archiver and drops it, once, so that its ledger
-	// (about 500 bytes a session, packed) is garbage before the round's
+	// (about 120 bytes a session) is garbage before the round's
 	// index build.
 	release := func() {
 		if a != nil {
@@ -421,17 +422,18 @@ func round(ctx context.Context, opts *Options, locs []archive.Location, plugins 
 	// any size (a first sync of 8,000 sessions: 5 MiB, 17 with the
 	// ledger kept).
 	release()
-	if len(written) > 0 {
+	if written.n > 0 {
 		plugins.ReleaseIdle()
 		debug.FreeOSMemory()
 	}
+	gc.indexing()
 	if err := live.finish(); err != nil {
 		f.Logger().Debug("search index: indexing while syncing", "err", err)
 	}
-	if opts.Indexed != nil && len(written) > 0 {
+	if opts.Indexed != nil && written.n > 0 {
 		// What the live indexer's catch-up left is given back too.
 		debug.FreeOSMemory()
-		if err := opts.Indexed(context.WithoutCancel(ctx), written); err != nil {
+		if err := opts.Indexed(context.WithoutCancel(ctx), written.list()); err != nil {
 			fmt.Fprintf(ios.ErrOut, "twasm: search index: %v\n", err)
 		}
 	}
@@ -458,6 +460,44 @@ func round(ctx context.Context, opts *Options, locs []archive.Location, plugins 
 		return fmt.Errorf("%w: %w: %s", errFailed, cmdutil.ErrNotUnderstood, strings.Join(notUnderstood, ", "))
 	}
 	return nil
+}
+
+// runIDs are the runs a round wrote, in order, each by its 16 bytes
+// (runid.Key; a run id without a key, which a sync does not make, by
+// itself), kept until the index is told: 16 bytes a run instead of a
+// string's 64.
+type runIDs struct {
+	keys  [][16]byte
+	other map[int]string // by position in keys
+	n     int
+}
+
+func (r *runIDs) add(id string) {
+	k, ok := runid.Key(id)
+	if !ok {
+		if r.other == nil {
+			r.other = map[int]string{}
+		}
+		r.other[len(r.keys)] = id
+	}
+	r.keys = append(r.keys, k)
+	r.n++
+}
+
+// list is the ids as strings.
+func (r *runIDs) list() []string {
+	if r.n == 0 {
+		return nil
+	}
+	out := make([]string, len(r.keys))
+	for i, k := range r.keys {
+		if id, ok := r.other[i]; ok {
+			out[i] = id
+		} else {
+			out[i] = runid.FromKey(k)
+		}
+	}
+	return out
 }
 
 // notUnderstoodPart says, for a part just written, that its plugin
