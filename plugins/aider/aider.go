@@ -394,8 +394,21 @@ func (n *normalizer) put(line string, out *sdk.Out) {
 		out.Block(sdk.S(n.asst), n.slot, b)
 		return
 	}
-	out.Append(sdk.S(n.asst), n.slot, n.kind, sdk.S(strings.Repeat("\n", n.blank+1)+line))
+	out.Append(sdk.S(n.asst), n.slot, n.kind, sdk.S(newlines(n.blank+1)+line))
 	n.blank = 0
+}
+
+// someNewlines is where newlines takes the common short runs from.
+const someNewlines = "\n\n\n\n\n\n\n\n"
+
+// newlines is k line ends: a slice of a constant for a few (no
+// allocation: each line of an answer is written after one), else
+// strings.Repeat.
+func newlines(k int) string {
+	if k <= len(someNewlines) {
+		return someNewlines[:k]
+	}
+	return strings.Repeat("\n", k)
 }
 
 // block follows the SEARCH/REPLACE blocks of an answer: the file a block

@@ -288,18 +288,29 @@ func isConfirm(s string) bool {
 //   - v0.5 to v0.51: "...? y", the question and what the user typed
 //     (y, n, yes, no; "yes" or "no" for --yes).
 func parseConfirm(s string) (q, ans string, ok bool) {
-	if i := strings.Index(s, "(Y)es/(N)o"); i >= 0 {
-		if j := strings.LastIndex(s, "]:"); j > i {
-			return strings.TrimSpace(s[:j+1]), strings.TrimSpace(s[j+2:]), true
+	// Each shape is looked for only in a line holding its first byte
+	// ("(", "[", "?"): most lines hold none, and each search for a
+	// string costs a pass over the line (strings.LastIndex hashes every
+	// byte).
+	if strings.IndexByte(s, '(') >= 0 {
+		if i := strings.Index(s, "(Y)es/(N)o"); i >= 0 {
+			if j := strings.LastIndex(s, "]:"); j > i {
+				return strings.TrimSpace(s[:j+1]), strings.TrimSpace(s[j+2:]), true
+			}
+			return "", "", false
 		}
-		return "", "", false
 	}
-	for _, tag := range []string{"[Y/n]", "[y/N]", "[y/n]"} {
-		if j := strings.LastIndex(s, tag); j > 0 {
-			if a := strings.TrimSpace(s[j+len(tag):]); isYesNo(a) {
-				return strings.TrimSpace(s[:j+len(tag)]), a, true
+	if strings.IndexByte(s, '[') >= 0 {
+		for _, tag := range []string{"[Y/n]", "[y/N]", "[y/n]"} {
+			if j := strings.LastIndex(s, tag); j > 0 {
+				if a := strings.TrimSpace(s[j+len(tag):]); isYesNo(a) {
+					return strings.TrimSpace(s[:j+len(tag)]), a, true
+				}
 			}
 		}
+	}
+	if strings.IndexByte(s, '?') < 0 {
+		return "", "", false
 	}
 	if j := strings.LastIndex(s, "? "); j > 0 {
 		if a := strings.TrimSpace(s[j+2:]); isYesNo(a) {

@@ -78,6 +78,7 @@ type normalizer struct {
 	// latest the latest call of each call id, answered the calls with a
 	// result.
 	rows     map[string]uint64
+	rowKey   []byte // the table and key of the row being read (ideRow)
 	callOf   map[string]string
 	latest   map[string]string
 	answered map[string]bool

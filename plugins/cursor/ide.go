@@ -3,6 +3,7 @@ package cursor
 import (
 	"strings"
 	"time"
+	"unsafe"
 
 	"github.com/twasm/twasm/abi"
 	"github.com/twasm/twasm/abi/sdk"
@@ -98,14 +99,19 @@ func (n *normalizer) ideRow(l *sdk.Line, v abi.Value, out *sdk.Out) {
 	if n.rows == nil {
 		n.rows = map[string]uint64{}
 	}
-	rk, sum := v.Get("table").String()+"\x00"+v.Get("key").String(), fnv(l.Raw)
-	if n.rows[rk] == sum {
+	// The map is read by a view of the key built in rowKey, and a key
+	// is copied only when a row is stored (every row unchanged costs no
+	// allocation).
+	table := v.Get("table")
+	n.rowKey = append(append(append(n.rowKey[:0], sdk.View(table)...), 0), sdk.View(v.Get("key"))...)
+	sum := fnv(l.Raw)
+	if n.rows[unsafe.String(unsafe.SliceData(n.rowKey), len(n.rowKey))] == sum {
 		out.Ignored(sdk.S("row_unchanged"))
 		return
 	}
-	n.rows[rk] = sum
+	n.rows[string(n.rowKey)] = sum
 	r := v.Get("row")
-	if v.Get("table").String() == "workspace" {
+	if table.Is("workspace") {
 		n.workspace(r.Get("file"), out)
 		return
 	}
@@ -114,7 +120,7 @@ func (n *normalizer) ideRow(l *sdk.Line, v abi.Value, out *sdk.Out) {
 		out.Unmapped(sdk.S("row_not_json"))
 		return
 	}
-	switch sdk.View(v.Get("table")) {
+	switch sdk.View(table) {
 	case "composer":
 		n.composer(r.Get("id").String(), val, out)
 	case "bubble":
@@ -122,7 +128,7 @@ func (n *normalizer) ideRow(l *sdk.Line, v abi.Value, out *sdk.Out) {
 	case "chattab":
 		n.chatTab(r.Get("id").String(), val, out)
 	default:
-		out.Unmapped(sdk.S("row:" + v.Get("table").String()))
+		out.Unmapped(sdk.S("row:" + table.String()))
 	}
 }
 
@@ -196,13 +202,14 @@ func (n *normalizer) bubble(id string, b abi.Value, out *sdk.Out) {
 		id = bid
 	}
 	text := b.Get("text")
-	if text.Kind() != abi.KindString || text.String() == "" {
+	if text.Kind() != abi.KindString || text.Is("") {
 		text = b.Get("rawText")
 	}
 	thinking := b.Get("thinking").Get("text")
 	tool := b.Get("toolFormerData")
-	hasText := text.Kind() == abi.KindString && strings.TrimSpace(text.String()) != ""
-	hasThinking := thinking.Kind() == abi.KindString && thinking.String() != ""
+	// Tested without copying the texts (sdk.View, Is).
+	hasText := text.Kind() == abi.KindString && strings.TrimSpace(sdk.View(text)) != ""
+	hasThinking := thinking.Kind() == abi.KindString && !thinking.Is("")
 	hasTool := tool.Kind() == abi.KindObject && tool.Get("name").Kind() == abi.KindString
 	typ, _ := b.Get("type").Int()
 	switch t := b.Get("type"); {

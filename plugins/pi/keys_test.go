@@ -11,3 +11,65 @@ import (
 // TestKeysCoverGets checks that every key the normalizer names in a Get or
 // Path call is declared in keys.
 func TestKeysCoverGets(t *testing.T) { sdktest.CheckKeys(t, keys) }
+
+// TestKeyNumbers checks that the k* constants number keys in its order.
+func TestKeyNumbers(t *testing.T) {
+	names := keys.Names()
+	if len(names) != nKeys {
+		t.Fatalf("keys has %d names, nKeys is %d", len(names), nKeys)
+	}
+	for k, name := range map[int]string{
+		kAgent:               "agent",
+		kArguments:           "arguments",
+		kBranchedFrom:        "branchedFrom",
+		kCacheRead:           "cacheRead",
+		kCacheWrite:          "cacheWrite",
+		kCancelled:           "cancelled",
+		kCommand:             "command",
+		kContent:             "content",
+		kCost:                "cost",
+		kCwd:                 "cwd",
+		kDetails:             "details",
+		kErrorMessage:        "errorMessage",
+		kExitCode:            "exitCode",
+		kFinalError:          "finalError",
+		kFirstKeptEntryID:    "firstKeptEntryId",
+		kFirstKeptEntryIndex: "firstKeptEntryIndex",
+		kID:                  "id",
+		kInput:               "input",
+		kIsError:             "isError",
+		kMessage:             "message",
+		kMessages:            "messages",
+		kModel:               "model",
+		kModelID:             "modelId",
+		kName:                "name",
+		kOutput:              "output",
+		kParentID:            "parentId",
+		kParentSession:       "parentSession",
+		kReasoning:           "reasoning",
+		kRedacted:            "redacted",
+		kResult:              "result",
+		kResults:             "results",
+		kRole:                "role",
+		kSections:            "sections",
+		kStopReason:          "stopReason",
+		kSuccess:             "success",
+		kSummary:             "summary",
+		kTask:                "task",
+		kText:                "text",
+		kThinking:            "thinking",
+		kThinkingSignature:   "thinkingSignature",
+		kTimestamp:           "timestamp",
+		kTokensBefore:        "tokensBefore",
+		kToolCallID:          "toolCallId",
+		kToolName:            "toolName",
+		kTotal:               "total",
+		kTotalTokens:         "totalTokens",
+		kType:                "type",
+		kUsage:               "usage",
+	} {
+		if names[k] != name {
+			t.Errorf("key %d is %q, want %q", k, names[k], name)
+		}
+	}
+}

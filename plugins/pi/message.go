@@ -133,12 +133,13 @@ func contentMessageIn(key, id, ts, scope sdk.Str, content abi.Value, origin stri
 // assistant writes an assistant message, its tool calls, its usage and
 // cost, and the error it ended with.
 func (n *normalizer) assistant(m abi.Value, key, id, ts, scope sdk.Str, out *sdk.Out) {
-	model := sdk.StringOf(m.Get("model"))
+	f := n.fMsg.of(m)
+	model := sdk.StringOf(f[kModel])
 	out.Open(key, sdk.Message{ID: id, Model: model, Time: ts, Scope: scope})
 	var final sdk.FinalText
 	type call struct{ id, name, args abi.Value }
 	var calls []call
-	for it := m.Get("content").Iter(); it.Next(); {
+	for it := f[kContent].Iter(); it.Next(); {
 		p := it.Value()
 		switch sdk.Name(p.Get("type")) {
 		case "text":
@@ -161,9 +162,9 @@ func (n *normalizer) assistant(m abi.Value, key, id, ts, scope sdk.Str, out *sdk
 			out.Warn("assistant message " + clip(key.String()) + ": a content part of type " + sdk.TypeName(p.Get("type")) + " is not mapped")
 		}
 	}
-	stop := m.Get("stopReason")
-	u := m.Get("usage")
-	usage := usageOf(u)
+	stop := f[kStopReason]
+	u := n.fUsage.of(f[kUsage])
+	usage := usageOf(f[kUsage], u)
 	out.Close(key, sdk.MessageEnd{StopReason: sdk.StringOf(stop), Usage: usage})
 	for _, c := range calls {
 		kind := kindOf(sdk.Name(c.name))
@@ -173,7 +174,7 @@ func (n *normalizer) assistant(m abi.Value, key, id, ts, scope sdk.Str, out *sdk
 		}
 		out.ToolCall(tc)
 	}
-	errMsg := m.Get("errorMessage")
+	errMsg := f[kErrorMessage]
 	if (stop.Is("error") || stop.Is("aborted")) && !scope.IsSet() {
 		// Pi runs no tool of a response that failed or was aborted: its
 		// calls end cancelled, unless a result for one follows.
@@ -196,10 +197,10 @@ func (n *normalizer) assistant(m abi.Value, key, id, ts, scope sdk.Str, out *sdk
 		return
 	}
 	out.Usage(usage, sdk.ModeAdd)
-	if c := u.Get("cost").Get("total"); c.Kind() == abi.KindNumber {
+	if c := u[kCost].Get("total"); c.Kind() == abi.KindNumber {
 		// The cost Pi states for the call, 0 included.
-		if f, ok := c.Float(); ok {
-			out.Cost(f, sdk.ModeAdd)
+		if cost, ok := c.Float(); ok {
+			out.Cost(cost, sdk.ModeAdd)
 		}
 	}
 	if m := model; m.IsSet() && !m.IsEmpty() {
@@ -236,18 +237,19 @@ func (n *normalizer) assistant(m abi.Value, key, id, ts, scope sdk.Str, out *sdk
 
 // usageOf reads Pi's usage: input is the input read neither from nor
 // written to a cache (sdk.Split), totalTokens the total Pi states.
-func usageOf(u abi.Value) sdk.Usage {
+// f holds u's members.
+func usageOf(u abi.Value, f *fields) sdk.Usage {
 	if u.Kind() != abi.KindObject {
 		return sdk.Usage{}
 	}
-	in := sdk.IntOf(u.Get("input"))
+	in := sdk.IntOf(f[kInput])
 	if _, ok := in.Value(); !ok {
 		// Without input the whole input is unknown: only the parts.
-		return sdk.Usage{CacheRead: sdk.IntOf(u.Get("cacheRead")), CacheWrite: sdk.IntOf(u.Get("cacheWrite")),
-			Output: sdk.IntOf(u.Get("output")), Reasoning: sdk.IntOf(u.Get("reasoning")), Total: sdk.IntOf(u.Get("totalTokens"))}
+		return sdk.Usage{CacheRead: sdk.IntOf(f[kCacheRead]), CacheWrite: sdk.IntOf(f[kCacheWrite]),
+			Output: sdk.IntOf(f[kOutput]), Reasoning: sdk.IntOf(f[kReasoning]), Total: sdk.IntOf(f[kTotalTokens])}
 	}
-	s := sdk.Split(in, sdk.IntOf(u.Get("cacheRead")), sdk.IntOf(u.Get("cacheWrite")))
-	s.Output, s.Reasoning, s.Total = sdk.IntOf(u.Get("output")), sdk.IntOf(u.Get("reasoning")), sdk.IntOf(u.Get("totalTokens"))
+	s := sdk.Split(in, sdk.IntOf(f[kCacheRead]), sdk.IntOf(f[kCacheWrite]))
+	s.Output, s.Reasoning, s.Total = sdk.IntOf(f[kOutput]), sdk.IntOf(f[kReasoning]), sdk.IntOf(f[kTotalTokens])
 	return s
 }
 

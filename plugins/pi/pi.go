@@ -66,6 +66,23 @@ type normalizer struct {
 	// unrun are the calls of the last response that failed or was
 	// aborted: reported cancelled when the next line is not their result.
 	unrun []unrunCall
+
+	// The members of a line's object, of an assistant message and of
+	// its usage, each found in one pass over the object (fields.of)
+	// rather than one per Get. (A tool result reads its message by Get:
+	// its sub-agents' messages, read on the way, are assistant messages
+	// too.)
+	fRoot, fMsg, fUsage fields
+}
+
+// fields are the members of an object in the order of keys (missing
+// when absent, or when the value is no object).
+type fields [nKeys]abi.Value
+
+// of fills f with v's members and returns it.
+func (f *fields) of(v abi.Value) *fields {
+	v.Lookup(keys, f[:])
+	return f
 }
 
 // Line implements sdk.Normalizer.
@@ -81,13 +98,14 @@ func (n *normalizer) Line(l *sdk.Line, out *sdk.Out) error {
 		out.Unmapped(sdk.S("non_object"))
 		return nil
 	}
-	t := v.Get("type")
+	f := n.fRoot.of(v)
+	t := f[kType]
 	if t.Kind() != abi.KindString {
 		out.Unmapped(sdk.S("(no type)"))
 		return nil
 	}
-	ts := sdk.StringOf(v.Get("timestamp"))
-	if len(n.unrun) > 0 && !v.Get("message").Get("role").Is("toolResult") {
+	ts := sdk.StringOf(f[kTimestamp])
+	if len(n.unrun) > 0 && !f[kMessage].Get("role").Is("toolResult") {
 		n.flushUnrun(out)
 	}
 	switch typ := sdk.Name(t); typ {
@@ -100,10 +118,10 @@ func (n *normalizer) Line(l *sdk.Line, out *sdk.Out) error {
 	case "message", "model_change", "thinking_level_change", "compaction", "branch_summary",
 		"custom", "custom_message", "label", "session_info":
 		n.sawEntry = true
-		n.entry(v, typ, ts, l.No, out)
+		n.entry(v, f, typ, ts, l.No, out)
 	case "message_end":
 		n.sawEvent = true
-		n.message(v.Get("message"), msgKey(l.No), sdk.Str{}, ts, out)
+		n.message(f[kMessage], msgKey(l.No), sdk.Str{}, ts, out)
 	case "agent_end":
 		n.sawEvent = true
 		// The run's end: it failed when its last response did.
@@ -114,8 +132,8 @@ func (n *normalizer) Line(l *sdk.Line, out *sdk.Out) error {
 		}
 	case "auto_retry_end":
 		n.sawEvent = true
-		if ok, known := v.Get("success").Bool(); known && !ok {
-			msg := sdk.StringOf(v.Get("finalError"))
+		if ok, known := f[kSuccess].Bool(); known && !ok {
+			msg := sdk.StringOf(f[kFinalError])
 			if msg.IsEmpty() {
 				msg = sdk.S("automatic retries failed")
 			}
@@ -138,8 +156,8 @@ func (n *normalizer) Line(l *sdk.Line, out *sdk.Out) error {
 	default:
 		// An entry type of a later version still has its place in the
 		// tree: the entries after it name it as their parent.
-		if id := v.Get("id"); id.Kind() == abi.KindString && v.Get("parentId").Exists() {
-			n.tree.add(id, v.Get("parentId"), false, out)
+		if id := f[kID]; id.Kind() == abi.KindString && f[kParentID].Exists() {
+			n.tree.add(id, f[kParentID], false, out)
 		}
 		out.Unmapped(sdk.S(sdk.TypeName(t)))
 	}
@@ -198,22 +216,22 @@ func (n *normalizer) header(v abi.Value, out *sdk.Out) {
 
 // entry handles one session entry: its place in the tree, then what it
 // holds.
-func (n *normalizer) entry(v abi.Value, typ string, ts sdk.Str, no int, out *sdk.Out) {
+func (n *normalizer) entry(v abi.Value, f *fields, typ string, ts sdk.Str, no int, out *sdk.Out) {
 	copied := false
 	if n.parent != "" && n.started != "" && ts.IsSet() && n.copied >= 0 {
-		if sdk.View(v.Get("timestamp")) < n.started {
+		if sdk.View(f[kTimestamp]) < n.started {
 			n.copied++
 			copied = true
 		} else {
 			n.copiedEnd(out)
 		}
 	}
-	id := sdk.StringOf(v.Get("id"))
+	id := sdk.StringOf(f[kID])
 	key := id
 	if !id.IsSet() {
 		// A v1 entry: no tree, the file's order is the conversation.
 		key = msgKey(no)
-	} else if n.tree.add(v.Get("id"), v.Get("parentId"), typ == "message", out) {
+	} else if n.tree.add(f[kID], f[kParentID], typ == "message", out) {
 		// An entry read before (a file copied after itself): the same
 		// entry, not a new one.
 		out.Ignored(sdk.S("(replayed entry)"))
@@ -229,9 +247,9 @@ func (n *normalizer) entry(v abi.Value, typ string, ts sdk.Str, no int, out *sdk
 	}
 	switch typ {
 	case "message":
-		n.message(v.Get("message"), key, id, ts, out)
+		n.message(f[kMessage], key, id, ts, out)
 	case "model_change":
-		if m := v.Get("modelId"); m.Kind() == abi.KindString && !m.Is("") {
+		if m := f[kModelID]; m.Kind() == abi.KindString && !m.Is("") {
 			// The model the next responses come from: the latest
 			// is the step's.
 			out.Meta(sdk.Meta{Model: sdk.Text(m), Override: true})
