@@ -77,6 +77,12 @@ func TestFailedRequestOnce(t *testing.T) {
 			doc(task, done, said, cancelled) + "\n" + history("Fixed."), nil, transcript.StatusIncomplete},
 		{"a request cancelled, then the task went on",
 			doc(task, cancelled, completed, said2) + "\n" + history("Fixed again."), nil, transcript.StatusOK},
+		// A version equal to the one read before is not scanned again:
+		// it says what it said; a shorter one (a rewind) is.
+		{"read mid-turn twice, the same version",
+			doc(task, done, said, running) + "\n" + doc(task, done, said, running) + "\n" + history("Fixed."), nil, transcript.StatusIncomplete},
+		{"read mid-turn, then rewound to before the request",
+			doc(task, done, said, running) + "\n" + doc(task, done, said) + "\n" + history("Fixed."), nil, transcript.StatusOK},
 		{"read mid-turn, then again once the request completed",
 			doc(task, done, said, running) + "\n" + history("Fixed.") + "\n" + doc(task, done, said, completed, said2) + "\n" + history("Fixed.", "Fixed again."), nil, transcript.StatusOK},
 	} {

@@ -15,6 +15,7 @@ import (
 // for the screen.
 func (n *normalizer) uiMessages(msgs abi.Value, out *sdk.Out) {
 	hashes, todo := n.diff(msgs, n.ui, "ui_messages", false, out)
+	same := len(todo) == 0 && len(hashes) == len(n.ui) // the version read before
 	n.reuse(n.ui)
 	n.ui = hashes
 	elems := n.elems
@@ -28,14 +29,18 @@ func (n *normalizer) uiMessages(msgs abi.Value, out *sdk.Out) {
 	// The task's last API request still running (Cline completes its
 	// api_req_started once the response is in, or says why it ended)
 	// is a turn not finished: the task was read in its middle.
-	n.uiRunning, n.uiCancelled = false, false
-	for i := len(hashes) - 1; i >= 0; i-- {
-		if m := elems[i]; m.Get("say").Is("api_req_started") {
-			n.uiRunning = requestRunning(m)
-			if doc, ok := sdk.Parse([]byte(m.Get("text").String())); ok {
-				n.uiCancelled = doc.Root().Get("cancelReason").Is("user_cancelled")
+	// A version equal to the one read before says what it said.
+	if !same {
+		n.uiRunning, n.uiCancelled = false, false
+		for i := len(hashes) - 1; i >= 0; i-- {
+			if m := elems[i]; m.Get("say").Is("api_req_started") {
+				if doc, ok := sdk.Parse([]byte(m.Get("text").String())); ok {
+					info := doc.Root()
+					n.uiRunning = running(info)
+					n.uiCancelled = info.Get("cancelReason").Is("user_cancelled")
+				}
+				break
 			}
-			break
 		}
 	}
 	tail := len(hashes)
