@@ -175,7 +175,7 @@ func (n *normalizer) streamMessage(m abi.Value, out *sdk.Out) {
 	case "use_mcp_server", "ask:use_mcp_server":
 		n.streamMCP(key, text, ts, out)
 	case "api_req_started", "api_req_finished":
-		if n.apiRequest(m, -n.streamMsgs, "an API request", false, false, out) == 0 {
+		if n.apiRequest(m, -n.streamMsgs, "an API request", nil, false, out) == 0 {
 			out.Ignored(sdk.S(kind))
 		}
 	case "subagent_usage":

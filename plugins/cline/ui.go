@@ -83,7 +83,7 @@ func (n *normalizer) uiMessages(msgs abi.Value, out *sdk.Out) {
 			// request's: a task folder without its conversation file
 			// states it nowhere else.
 			out.LatestModel(m.Get("modelInfo").Get("modelId"), &n.model)
-			records += n.apiRequest(m, i, "API request "+strconv.Itoa(i)+" of ui_messages", failAsked(elems, i), i+1 >= tail, out)
+			records += n.apiRequest(m, i, "API request "+strconv.Itoa(i)+" of ui_messages", elems, i+1 >= tail, out)
 		case say.Is("deleted_api_reqs"):
 			prev := abi.Value{}
 			if i > 0 {
@@ -151,14 +151,15 @@ func (n *normalizer) uiMessages(msgs abi.Value, out *sdk.Out) {
 
 // A request that failed while streaming (cancelReason streaming_failed)
 // is then asked about (ask api_req_failed: retry?), with the same error:
-// one failure. When asked says that ask follows (the UI's messages hold
-// it), the ask reports it, with the request's streamingFailedMessage;
-// else the request does, and the ask, should a later version bring it,
-// is that failure again (failedAgain). Where the task ends on the
+// one failure. When that ask follows in the UI's messages (elems, the
+// request at idx: failAsked, looked for only then), the ask reports it,
+// with the request's streamingFailedMessage; else the request does, and
+// the ask, should a later version bring it, is that failure again
+// (failedAgain). Where the task ends on the
 // request (last: nothing the model said after it), its failure is
 // reported after the conversation (deferred), as an error in the tail
 // is, for the session rule.
-func (n *normalizer) apiRequest(m abi.Value, idx int, what string, asked, last bool, out *sdk.Out) int {
+func (n *normalizer) apiRequest(m abi.Value, idx int, what string, elems []abi.Value, last bool, out *sdk.Out) int {
 	// An element is the same request while it keeps its ts (Cline
 	// completes it in place); another request at the same index (the
 	// UI's messages cut back by a checkpoint restore, a deleted or
@@ -228,6 +229,7 @@ func (n *normalizer) apiRequest(m abi.Value, idx int, what string, asked, last b
 	switch {
 	case reason.Is("streaming_failed"):
 		msg := strings.Clone(errorText(info.Get("streamingFailedMessage").String()))
+		asked := idx >= 0 && failAsked(elems, idx)
 		n.streamFail = streamFail{set: true, msg: msg, reported: !asked}
 		switch {
 		case asked:
