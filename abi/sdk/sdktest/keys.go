@@ -41,3 +41,17 @@ func CheckKeys(tb testing.TB, keys *abi.KeySet) {
 		}
 	}
 }
+
+// CheckLookupKeys checks that every member a plugin finds by
+// abi.Value.Lookup (the key sets looked) is declared in keys too, so that
+// the host marks it in the tape and Lookup matches it by number.
+func CheckLookupKeys(tb testing.TB, keys *abi.KeySet, looked ...*abi.KeySet) {
+	tb.Helper()
+	for _, ks := range looked {
+		for _, name := range ks.Names() {
+			if !slices.Contains(keys.Names(), name) {
+				tb.Errorf("%q is looked up but not declared in keys", name)
+			}
+		}
+	}
+}
