@@ -232,9 +232,19 @@
 // completes it once the response is in) was read in the middle of a
 // turn, as `twasm sync` often reads one: a status incomplete below the
 // terminal level at the end makes it incomplete ("the turn has not
-// finished"), unless an error in the tail decides it (the session
-// rule's order); read again once the request completed, it is settled
-// as any other. A task whose last request the user cancelled
+// finished"); read again once the request completed, it is settled
+// as any other. An error the UI ended on before that request (held
+// back, above) does not decide it: the task went on past the error
+// (Cline asks the model again, the error in its request), so the
+// status incomplete is said at the terminal level, the error listed.
+// Nor does a failed request being retried: Cline retries a request
+// that failed in the same api_req_started (attemptApiRequest, cline/cline
+// src/core/task/index.ts), saying error_retry {attempt, maxAttempts}
+// before each automatic retry (failed: true once they are spent, then
+// the ask api_req_failed) and api_req_retried once the user chose to
+// retry: UI messages that end on either (not on a spent error_retry or
+// the ask, where the task waits for the user) are a retry running,
+// incomplete at the terminal level, the failure listed. A task whose last request the user cancelled
 // (cancelReason user_cancelled) is likewise incomplete (a cut turn, as
 // a Codex turn_aborted is), besides its warning. A request that failed while streaming (cancelReason
 // streaming_failed, its streamingFailedMessage) and the ask

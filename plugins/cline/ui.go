@@ -32,6 +32,10 @@ func (n *normalizer) uiMessages(msgs abi.Value, out *sdk.Out) {
 	// A version equal to the one read before says what it said.
 	if !same {
 		n.uiRunning, n.uiCancelled = false, false
+		n.uiRetry = ""
+		if len(hashes) > 0 {
+			n.uiRetry = retrying(elems[len(hashes)-1])
+		}
 		for i := len(hashes) - 1; i >= 0; i-- {
 			if m := elems[i]; m.Get("say").Is("api_req_started") {
 				if doc, ok := sdk.Parse([]byte(m.Get("text").String())); ok {
@@ -479,6 +483,33 @@ func (n *normalizer) failedAgain(msg, code string) (string, string, bool) {
 func requestRunning(m abi.Value) bool {
 	doc, ok := sdk.Parse([]byte(m.Get("text").String()))
 	return ok && running(doc.Root())
+}
+
+// retrying says why the UI's last message m is a failed request's retry
+// going on, "" when it is not one. Cline (cline/cline
+// src/core/task/index.ts, attemptApiRequest) retries a request that
+// failed in the same api_req_started: a say error_retry {attempt,
+// maxAttempts, delaySeconds} before each of its automatic retries (with
+// failed: true once they are spent, before the ask api_req_failed), and
+// a say api_req_retried once the user chose to retry that ask; the
+// retry's outcome completes the api_req_started, or fails again.
+func retrying(m abi.Value) string {
+	switch say := m.Get("say"); {
+	case say.Is("api_req_retried"):
+		return "the task's last API request failed and the user retried it; the retry is still running (say api_req_retried)"
+	case say.Is("error_retry"):
+		doc, ok := sdk.Parse([]byte(m.Get("text").String()))
+		if !ok || doc.Root().Get("failed").Truthy() {
+			return ""
+		}
+		r := doc.Root()
+		attempt, max := r.Get("attempt"), r.Get("maxAttempts")
+		if attempt.Kind() == abi.KindNumber && max.Kind() == abi.KindNumber {
+			return "the task's last API request failed and Cline is retrying it (error_retry, attempt " + sdk.View(attempt) + " of " + sdk.View(max) + ")"
+		}
+		return "the task's last API request failed and Cline is retrying it (error_retry)"
+	}
+	return ""
 }
 
 // running says whether a request's info (api_req_started's text) is
