@@ -163,7 +163,10 @@
 //     and ask mistake_limit_reached are provider errors; say error_retry and Roo's
 //     api_req_retry_delayed (the error, then the countdown) warnings, as
 //     the older say api_req_retried (no error stated) and Roo's
-//     condense_context_error; say completion_result the final text. The rest is the
+//     condense_context_error; an error_retry that states its
+//     errorMessage, its retries not spent, is a provider error too (a
+//     failure Cline retried: listed even when the retry answered), once
+//     with the failed request's own streamingFailedMessage; say completion_result the final text. The rest is the
 //     screen's copy of the conversation.
 //   - task_metadata.json (files in context, models used) and Roo's
 //     history_item.json (the UI's totals again) are declared ignored,

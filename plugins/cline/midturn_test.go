@@ -36,6 +36,8 @@ func TestFailedRequestOnce(t *testing.T) {
 	retried := clineSay("1772359200450", "api_req_retried", "")
 	firstChunk := clineSay("1772359200300", "api_req_started", `{\"request\":\"x\"}`)
 	autoRetry := clineSay("1772359200350", "error_retry", `{\"attempt\":1,\"maxAttempts\":3,\"delaySeconds\":2,\"errorMessage\":\"529 Overloaded\"}`)
+	// Cline clears the request's message once error_retry states it.
+	cleared := clineSay("1772359200300", "api_req_started", `{\"request\":\"x\",\"tokensIn\":0,\"tokensOut\":0,\"cost\":0,\"cancelReason\":\"streaming_failed\"}`)
 	// The retry's outcome completes the failed request's own element.
 	recovered := clineSay("1772359200300", "api_req_started", `{\"request\":\"x\",\"tokensIn\":20,\"tokensOut\":5,\"cost\":0.003}`)
 	spent := clineSay("1772359200350", "error_retry", `{\"attempt\":3,\"maxAttempts\":3,\"delaySeconds\":0,\"failed\":true,\"errorMessage\":\"529 Overloaded\"}`)
@@ -86,10 +88,12 @@ func TestFailedRequestOnce(t *testing.T) {
 			doc(task, done, said, failed, spent, asked, retried) + "\n" + history("Fixed."), []wantErr{{"529 Overloaded", "streaming_failed"}}, transcript.StatusIncomplete},
 		{"Cline retrying by itself",
 			doc(task, done, said, failed, autoRetry) + "\n" + history("Fixed."), []wantErr{{"529 Overloaded", "streaming_failed"}}, transcript.StatusIncomplete},
+		{"Cline retrying by itself, the request's message cleared: the retry's error, once",
+			doc(task, done, said, cleared, autoRetry) + "\n" + history("Fixed."), []wantErr{{"529 Overloaded", "error_retry"}}, transcript.StatusIncomplete},
 		{"retries spent, the ask waiting for the user: the error",
 			doc(task, done, said, failed, spent, asked) + "\n" + history("Fixed."), []wantErr{{"529 Overloaded", "streaming_failed"}}, transcript.StatusError},
-		{"a retry that succeeded, then the answer",
-			doc(task, done, said, recovered, autoRetry, said2) + "\n" + history("Fixed.", "Fixed again."), nil, transcript.StatusOK},
+		{"a retry that succeeded, then the answer: ok, the failure listed",
+			doc(task, done, said, recovered, autoRetry, said2) + "\n" + history("Fixed.", "Fixed again."), []wantErr{{"529 Overloaded", "error_retry"}}, transcript.StatusOK},
 		{"the last request cancelled by the user: cut",
 			doc(task, done, said, cancelled) + "\n" + history("Fixed."), nil, transcript.StatusIncomplete},
 		{"a request cancelled, then the task went on",

@@ -121,6 +121,13 @@ func (n *normalizer) uiMessages(msgs abi.Value, out *sdk.Out) {
 			// its countdown to the retry.
 			out.Warn("the API request failed and was retried: " + clip(m.Get("text").String()))
 			records++
+			if msg, ok := n.retryFailure(say.Is("error_retry"), m.Get("text").String()); ok {
+				if i >= tail {
+					n.deferred = append(n.deferred, uiError{msg: msg, code: "error_retry"})
+				} else {
+					out.Error(sdk.ProviderError{Message: sdk.S(msg), Code: sdk.S("error_retry")})
+				}
+			}
 		case say.Is("api_req_retried"):
 			// Cline's and Roo Code's older notice of a request retried
 			// after it failed (ClineSay "api_req_retried", until Cline
@@ -236,6 +243,11 @@ func (n *normalizer) apiRequest(m abi.Value, idx int, what string, elems []abi.V
 		asked := idx >= 0 && failAsked(elems, idx)
 		n.streamFail = streamFail{set: true, msg: msg, reported: !asked}
 		switch {
+		case msg == "" && !asked && idx >= 0 && idx+1 < len(elems) && elems[idx+1].Get("say").Is("error_retry"):
+			// Cline retrying it by itself: the error_retry after it
+			// states the failure (Cline clears the request's message
+			// once it did), and reports it.
+			n.streamFail = streamFail{}
 		case asked:
 		case last:
 			n.deferred = append(n.deferred, uiError{msg: orText(msg, "the API request failed while streaming"), code: "streaming_failed"})
@@ -483,6 +495,36 @@ func (n *normalizer) failedAgain(msg, code string) (string, string, bool) {
 func requestRunning(m abi.Value) bool {
 	doc, ok := sdk.Parse([]byte(m.Get("text").String()))
 	return ok && running(doc.Root())
+}
+
+// retryFailure is the failure a say error_retry reports (text its JSON
+// {attempt, maxAttempts, delaySeconds, errorMessage, failed}): Cline
+// says it before each automatic retry of a request that failed
+// (attemptApiRequest), so a failure the task recovered from is listed
+// too (spec 6.7: an error, then a later answer, is ok, the error
+// recorded). Not when it states no errorMessage (older versions), nor
+// when its retries are spent (failed: the ask api_req_failed after it
+// reports it), nor when the failed request reported the same text (its
+// streamingFailedMessage), nor for Roo's api_req_retry_delayed
+// (errorRetry false), whose text is not read here.
+func (n *normalizer) retryFailure(errorRetry bool, text string) (string, bool) {
+	if !errorRetry {
+		return "", false
+	}
+	doc, ok := sdk.Parse([]byte(text))
+	if !ok || doc.Root().Get("failed").Truthy() {
+		return "", false
+	}
+	// One that states no error (older versions) is a retry, not a
+	// failure's text: its warning says it, as api_req_retried's does.
+	msg := errorText(strings.Clone(doc.Root().Get("errorMessage").String()))
+	if strings.TrimSpace(msg) == "" {
+		return "", false
+	}
+	if f := n.streamFail; f.set && f.reported && f.msg == msg {
+		return "", false
+	}
+	return msg, true
 }
 
 // retrying says why the UI's last message m is a failed request's retry
