@@ -166,7 +166,9 @@
 //     condense_context_error; an error_retry that states its
 //     errorMessage, its retries not spent, is a provider error too (a
 //     failure Cline retried: listed even when the retry answered), once
-//     with the failed request's own streamingFailedMessage; say completion_result the final text. The rest is the
+//     with the failed request's own streamingFailedMessage, and so is
+//     every api_req_retry_delayed (its text up to the countdown or the
+//     blank line: the error's status and message); say completion_result the final text. The rest is the
 //     screen's copy of the conversation.
 //   - task_metadata.json (files in context, models used) and Roo's
 //     history_item.json (the UI's totals again) are declared ignored,
@@ -246,8 +248,11 @@
 // before each automatic retry (failed: true once they are spent, then
 // the ask api_req_failed) and api_req_retried once the user chose to
 // retry: UI messages that end on either (not on a spent error_retry or
-// the ask, where the task waits for the user) are a retry running,
-// incomplete at the terminal level, the failure listed. A task whose last request the user cancelled
+// the ask, where the task waits for the user), or on Roo Code's
+// api_req_retry_delayed (it retries until the user stops it;
+// Task.backoffAndAnnounce, RooCodeInc/Roo-Code src/core/task/Task.ts),
+// are a retry running, incomplete at the terminal level, the failure
+// listed. A task whose last request the user cancelled
 // (cancelReason user_cancelled) is likewise incomplete (a cut turn, as
 // a Codex turn_aborted is), besides its warning. A request that failed while streaming (cancelReason
 // streaming_failed, its streamingFailedMessage) and the ask

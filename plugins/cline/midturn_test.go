@@ -38,6 +38,8 @@ func TestFailedRequestOnce(t *testing.T) {
 	autoRetry := clineSay("1772359200350", "error_retry", `{\"attempt\":1,\"maxAttempts\":3,\"delaySeconds\":2,\"errorMessage\":\"529 Overloaded\"}`)
 	// Cline clears the request's message once error_retry states it.
 	cleared := clineSay("1772359200300", "api_req_started", `{\"request\":\"x\",\"tokensIn\":0,\"tokensOut\":0,\"cost\":0,\"cancelReason\":\"streaming_failed\"}`)
+	rooCountdown := clineSay("1772359200350", "api_req_retry_delayed", `429\nRate limit exceeded\n<retry_timer>3</retry_timer>`)
+	rooRetried := clineSay("1772359200350", "api_req_retry_delayed", `429\nRate limit exceeded\n`)
 	// The retry's outcome completes the failed request's own element.
 	recovered := clineSay("1772359200300", "api_req_started", `{\"request\":\"x\",\"tokensIn\":20,\"tokensOut\":5,\"cost\":0.003}`)
 	spent := clineSay("1772359200350", "error_retry", `{\"attempt\":3,\"maxAttempts\":3,\"delaySeconds\":0,\"failed\":true,\"errorMessage\":\"529 Overloaded\"}`)
@@ -90,6 +92,13 @@ func TestFailedRequestOnce(t *testing.T) {
 			doc(task, done, said, failed, autoRetry) + "\n" + history("Fixed."), []wantErr{{"529 Overloaded", "streaming_failed"}}, transcript.StatusIncomplete},
 		{"Cline retrying by itself, the request's message cleared: the retry's error, once",
 			doc(task, done, said, cleared, autoRetry) + "\n" + history("Fixed."), []wantErr{{"529 Overloaded", "error_retry"}}, transcript.StatusIncomplete},
+		// Roo Code retries by itself until the user stops it, saying
+		// api_req_retry_delayed (the error, then a countdown) before
+		// each retry (Task.backoffAndAnnounce).
+		{"Roo Code retrying by itself: incomplete, its error listed",
+			doc(task, done, said, firstChunk, rooCountdown) + "\n" + history("Fixed."), []wantErr{{"429 Rate limit exceeded", "api_req_retry_delayed"}}, transcript.StatusIncomplete},
+		{"Roo Code's retry answered: ok, its error listed",
+			doc(task, done, said, recovered, rooRetried, said2) + "\n" + history("Fixed.", "Fixed again."), []wantErr{{"429 Rate limit exceeded", "api_req_retry_delayed"}}, transcript.StatusOK},
 		{"retries spent, the ask waiting for the user: the error",
 			doc(task, done, said, failed, spent, asked) + "\n" + history("Fixed."), []wantErr{{"529 Overloaded", "streaming_failed"}}, transcript.StatusError},
 		{"a retry that succeeded, then the answer: ok, the failure listed",

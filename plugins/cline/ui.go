@@ -122,10 +122,11 @@ func (n *normalizer) uiMessages(msgs abi.Value, out *sdk.Out) {
 			out.Warn("the API request failed and was retried: " + clip(m.Get("text").String()))
 			records++
 			if msg, ok := n.retryFailure(say.Is("error_retry"), m.Get("text").String()); ok {
+				code := strings.Clone(sdk.Name(say)) // kept: not a view of the line
 				if i >= tail {
-					n.deferred = append(n.deferred, uiError{msg: msg, code: "error_retry"})
+					n.deferred = append(n.deferred, uiError{msg: msg, code: code})
 				} else {
-					out.Error(sdk.ProviderError{Message: sdk.S(msg), Code: sdk.S("error_retry")})
+					out.Error(sdk.ProviderError{Message: sdk.S(msg), Code: sdk.S(code)})
 				}
 			}
 		case say.Is("api_req_retried"):
@@ -505,11 +506,17 @@ func requestRunning(m abi.Value) bool {
 // recorded). Not when it states no errorMessage (older versions), nor
 // when its retries are spent (failed: the ask api_req_failed after it
 // reports it), nor when the failed request reported the same text (its
-// streamingFailedMessage), nor for Roo's api_req_retry_delayed
-// (errorRetry false), whose text is not read here.
+// streamingFailedMessage). Roo Code's api_req_retry_delayed (errorRetry
+// false: Task.backoffAndAnnounce, RooCodeInc/Roo-Code src/core/task/Task.ts)
+// is its failure too: its text is the error ("<status>\n<message>\n",
+// older versions "<status> <message>\n\nRetry attempt N\n..."), with
+// the countdown (<retry_timer>N</retry_timer>) while it runs.
 func (n *normalizer) retryFailure(errorRetry bool, text string) (string, bool) {
 	if !errorRetry {
-		return "", false
+		head, _, _ := strings.Cut(text, "<retry_timer>")
+		head, _, _ = strings.Cut(head, "\n\n")
+		msg := strings.Join(strings.Fields(head), " ")
+		return msg, msg != ""
 	}
 	doc, ok := sdk.Parse([]byte(text))
 	if !ok || doc.Root().Get("failed").Truthy() {
@@ -534,11 +541,15 @@ func (n *normalizer) retryFailure(errorRetry bool, text string) (string, bool) {
 // maxAttempts, delaySeconds} before each of its automatic retries (with
 // failed: true once they are spent, before the ask api_req_failed), and
 // a say api_req_retried once the user chose to retry that ask; the
-// retry's outcome completes the api_req_started, or fails again.
+// retry's outcome completes the api_req_started, or fails again. Roo
+// Code says api_req_retry_delayed before each automatic retry (it
+// retries until the user stops it) and api_req_retried as Cline does.
 func retrying(m abi.Value) string {
 	switch say := m.Get("say"); {
 	case say.Is("api_req_retried"):
 		return "the task's last API request failed and the user retried it; the retry is still running (say api_req_retried)"
+	case say.Is("api_req_retry_delayed"):
+		return "the task's last API request failed and Roo Code is retrying it (api_req_retry_delayed)"
 	case say.Is("error_retry"):
 		doc, ok := sdk.Parse([]byte(m.Get("text").String()))
 		if !ok || doc.Root().Get("failed").Truthy() {
