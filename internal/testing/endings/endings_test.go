@@ -13,6 +13,7 @@ import (
 	"github.com/twasm/twasm/capture"
 	"github.com/twasm/twasm/host"
 	"github.com/twasm/twasm/internal/normalize"
+	"github.com/twasm/twasm/internal/testing/plugintest"
 	"github.com/twasm/twasm/transcript"
 )
 
@@ -253,23 +254,15 @@ func load(t *testing.T, wasm []byte, path string) *host.Plugin {
 	return p
 }
 
-// repoRoot is the directory holding go.mod above the test's.
+// repoRoot is the repository's root, the directory holding go.mod
+// above the test's.
 func repoRoot(t *testing.T) string {
 	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
+	root := plugintest.RepoRoot(t)
+	if root == "" {
+		t.Fatal("no go.mod above the test's directory")
 	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("no go.mod above the test's directory")
-		}
-		dir = parent
-	}
+	return root
 }
 
 // TestEveryPlugin: the table has a row for every bundled plugin
