@@ -562,4 +562,84 @@ var formats = []format{
 		return `{"$twasm":"source","store":"Cline tasks","path":"1772359200000","name":"1772359200000","size":4096,"mtime":"2026-03-01T10:01:00Z"}` + "\n" +
 			doc("ui_messages.json", ui) + doc("api_conversation_history.json", conv)
 	}},
+	{plugin: "kimi", format: "legacy-wire", p: kimi.Plugin, provider: "kimi", errWords: "ratelimiterror", render: func(evs []ev) string {
+		// The Kimi CLI's wire log (~/.kimi/sessions/<hash>/<session>/wire.jsonl):
+		// its StepRetry states the error's type and status, no message.
+		step, inStep := 0, false
+		return lines([]string{`{"type": "metadata", "protocol_version": "1.10"}`}, evs, func(i int, e ev) string {
+			rec := func(typ, payload string) string {
+				return fmt.Sprintf(`{"timestamp": %d.5, "message": {"type": %q, "payload": %s}}`, ms(i)/1000, typ, payload)
+			}
+			begin := func() string {
+				if inStep {
+					inStep = false
+					return ""
+				}
+				step++
+				return rec("StepBegin", fmt.Sprintf(`{"n": %d}`, step)) + "\n"
+			}
+			status := rec("StatusUpdate", fmt.Sprintf(`{"context_usage": 0.01, "token_usage": {"input_other": 10, "output": 5, "input_cache_read": 0, "input_cache_creation": 0}, "message_id": "chatcmpl-%d"}`, i))
+			switch e.k {
+			case prompt:
+				return rec("TurnBegin", `{"user_input": [{"type": "text", "text": `+q(e.text)+`}]}`)
+			case answer:
+				return begin() + rec("ContentPart", `{"type": "text", "text": `+q(e.text)+`}`) + "\n" + status + "\n" + rec("TurnEnd", "{}")
+			case call:
+				return begin() + rec("ToolCall", `{"type": "function", "id": "`+e.text+`", "function": {"name": "Shell", "arguments": "{\"command\": \"cat missing.txt\"}"}, "extras": null}`) + "\n" + status
+			case resultOK, failed:
+				return rec("ToolResult", fmt.Sprintf(`{"tool_call_id": %q, "return_value": {"is_error": %t, "output": %s, "message": "", "display": [], "extras": null}}`, callID, e.k == failed, q(e.text)))
+			case provErr:
+				retry := rec("StepRetry", fmt.Sprintf(`{"n": %d, "next_attempt": 2, "max_attempts": 3, "wait_s": 0.6, "error_type": "RateLimitError", "status_code": 429}`, step+1))
+				if i < len(evs) {
+					// Retried, and the retry answered in the same step.
+					out := begin() + retry
+					inStep = true
+					return out
+				}
+				return begin() + retry + "\n" + rec("StepInterrupted", "{}") + "\n" + rec("TurnEnd", "{}")
+			}
+			return ""
+		})
+	}},
+	{plugin: "gemini", format: "session-file", p: gemini.Plugin, provider: "gemini", render: chatDocument},
+	{plugin: "qwen", format: "legacy-session-file", p: qwen.Plugin, provider: "qwen", render: chatDocument},
+}
+
+// chatDocument renders a Gemini CLI session file of the older whole
+// document (~/.gemini/tmp/<hash>/chats/session-*.json), which Qwen Code's
+// older chats share: {sessionId, projectHash, startTime, lastUpdated,
+// messages}, a call in its gemini message's toolCalls with its status
+// and, once it completed, its result. One line: the host hands the
+// plugin a pretty-printed document as one.
+func chatDocument(evs []ev) string {
+	var msgs []string
+	callAt := -1
+	tool := func(status, result string) string {
+		return fmt.Sprintf(`[{"id":%q,"name":"read_file","args":{"absolute_path":"/w/missing.txt"},"status":%q,"timestamp":%q%s}]`, callID, status, ts(callAt+1), result)
+	}
+	gem := func(i int, content, calls string) string {
+		return fmt.Sprintf(`{"id":"g%d","timestamp":%q,"type":"gemini","content":%s,"model":"gemini-2.5-pro","tokens":{"input":10,"output":5,"cached":0,"thoughts":0,"tool":0,"total":15}%s}`, i, ts(i), content, calls)
+	}
+	for i, e := range evs {
+		switch e.k {
+		case prompt:
+			msgs = append(msgs, fmt.Sprintf(`{"id":"u%d","timestamp":%q,"type":"user","content":%s}`, i+1, ts(i+1), q(e.text)))
+		case answer:
+			msgs = append(msgs, gem(i+1, q(e.text), ""))
+		case call:
+			callAt = len(msgs)
+			msgs = append(msgs, gem(i+1, `""`, `,"toolCalls":`+tool("executing", "")))
+		case resultOK, failed:
+			status, resp := "success", `"output":`+q(e.text)
+			if e.k == failed {
+				status, resp = "error", `"error":`+q(e.text)
+			}
+			// The document as written after the call completed: its
+			// message holds the result.
+			msgs[callAt] = gem(callAt+1, `""`, `,"toolCalls":`+tool(status, fmt.Sprintf(`,"result":[{"functionResponse":{"id":%q,"name":"read_file","response":{%s}}}],"resultDisplay":%s`, callID, resp, q(e.text))))
+		case provErr:
+			msgs = append(msgs, fmt.Sprintf(`{"id":"x%d","timestamp":%q,"type":"error","content":%q}`, i+1, ts(i+1), errMsg))
+		}
+	}
+	return `{"sessionId":"e5e5e5e5-0000-4000-8000-0000000000e2","projectHash":"cc33dd44","startTime":"2026-03-01T10:00:00.000Z","lastUpdated":"2026-03-01T10:01:00.000Z","messages":[` + strings.Join(msgs, ",") + "]}\n"
 }
