@@ -262,6 +262,10 @@ func classifyLine(root abi.Value, sse bool) (vote, bool) {
 		return vote{"qwen", "session", "a Qwen Code chat record (" + typ + ")"}, true
 	case has(root, "parentUuid", "sessionId") || root.Get("isSidechain").Exists():
 		return vote{"claude", "session-log", "a Claude Code session log (parentUuid, sessionId)"}, true
+	case (typ == "system" || typ == "assistant" || typ == "user" || typ == "result") && strings.HasPrefix(root.Get("session_id").String(), "T-"):
+		// amp --execute --stream-json writes Claude Code's shapes; its
+		// session is its thread, T-<uuid>.
+		return vote{"amp", "stream-json", "amp --stream-json records (" + typ + ", session T-…)"}, true
 	case (typ == "system" || typ == "assistant" || typ == "user" || typ == "result" || typ == "stream_event") && root.Get("session_id").Exists():
 		return vote{"claude", "stream-json", "Claude Code stream-json records (" + typ + ")"}, true
 	case geminiStreamEvent(root, typ):

@@ -15,6 +15,8 @@ func TestDetect(t *testing.T) {
 		err                        error
 	}{
 		{"claude stream", `{"type":"system","subtype":"init","session_id":"s","model":"m"}` + "\n" + `{"type":"assistant","message":{},"session_id":"s"}`, "claude", "stream-json", nil},
+		{"amp stream", `{"type":"system","subtype":"init","cwd":"/w","session_id":"T-2775dc92-90ed-4f85-8b73-8f9766029e83","tools":["Bash"],"mcp_servers":[]}` + "\n" +
+			`{"type":"result","subtype":"success","duration_ms":2906,"is_error":false,"num_turns":1,"result":"4","session_id":"T-2775dc92-90ed-4f85-8b73-8f9766029e83"}`, "amp", "stream-json", nil},
 		{"claude session log", `{"parentUuid":null,"isSidechain":false,"sessionId":"s","type":"user","message":{"role":"user","content":"hi"}}`, "claude", "session-log", nil},
 		{"qwen chat", `{"uuid":"u1","parentUuid":null,"sessionId":"s","timestamp":"t","type":"user","cwd":"/p","version":"0.18.2","message":{"role":"user","parts":[{"text":"hi"}]}}`, "qwen", "session", nil},
 		// A system record whose payload is optional: a notification
