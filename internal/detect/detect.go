@@ -262,6 +262,14 @@ func classifyLine(root abi.Value, sse bool) (vote, bool) {
 		return vote{"qwen", "session", "a Qwen Code chat record (" + typ + ")"}, true
 	case has(root, "parentUuid", "sessionId") || root.Get("isSidechain").Exists():
 		return vote{"claude", "session-log", "a Claude Code session log (parentUuid, sessionId)"}, true
+	case cursorStreamLine(root, typ):
+		return vote{"cursor", "stream-json", "cursor-agent --output-format stream-json records (" + typ + ")"}, true
+	case (typ == "user" || typ == "assistant") && root.Get("session_id").Exists() && !root.Get("parent_tool_use_id").Exists() && !root.Get("uuid").Exists() &&
+		root.Get("message").Kind() == abi.KindObject && !root.Get("message").Get("id").Exists() && root.Get("message").Get("role").Exists():
+		// A message line of cursor-agent's stream (no parent_tool_use_id,
+		// uuid or message id, which Claude Code's have): no vote, the
+		// stream's other lines decide.
+		return vote{}, false
 	case (typ == "system" || typ == "assistant" || typ == "user" || typ == "result") && strings.HasPrefix(root.Get("session_id").String(), "T-"):
 		// amp --execute --stream-json writes Claude Code's shapes; its
 		// session is its thread, T-<uuid>.
@@ -274,6 +282,27 @@ func classifyLine(root abi.Value, sse bool) (vote, bool) {
 		return vote{"openai", "chat-sse", "an OpenAI-compatible SSE stream"}, true
 	}
 	return vote{}, false
+}
+
+// cursorStreamLine recognises a line of cursor-agent --print
+// --output-format stream-json that Claude Code's stream has no line like:
+// a tool_call or thinking event, an init naming the API key's source
+// without a tool list, a message line with Cursor's model_call_id or
+// timestamp_ms, a result with its request_id and no num_turns.
+func cursorStreamLine(root abi.Value, typ string) bool {
+	switch typ {
+	case "tool_call":
+		return root.Get("call_id").Exists() && root.Get("tool_call").Exists()
+	case "thinking":
+		return root.Get("subtype").Is("delta") || root.Get("subtype").Is("completed")
+	case "system":
+		return root.Get("subtype").Is("init") && root.Get("apiKeySource").Exists() && !root.Get("tools").Exists()
+	case "user", "assistant":
+		return root.Get("session_id").Exists() && (root.Get("model_call_id").Exists() || root.Get("timestamp_ms").Exists())
+	case "result":
+		return root.Get("request_id").Exists() && !root.Get("num_turns").Exists()
+	}
+	return false
 }
 
 // geminiStreamEvent recognises a line of Gemini CLI's stream-json
