@@ -238,6 +238,10 @@ func classifyLine(root abi.Value, sse bool) (vote, bool) {
 		// Its markers among the model's messages: the first line of every
 		// file is {"role": "_checkpoint", "id": 0}.
 		return vote{"kimi", "context", "a Kimi CLI context file before 0.59 (" + root.Get("role").String() + " marker)"}, true
+	case typ == "" && root.Get("role").Is("assistant") && kimiThinkPart(root.Get("content")):
+		// kosong's Message, as kimi --print --output-format stream-json
+		// writes one a line (and the context file holds): a think part.
+		return vote{"kimi", "context", "Kimi CLI messages (kimi --print --output-format stream-json, or a context file): an assistant message with a think part"}, true
 	case root.Get("message").Get("type").Kind() == abi.KindString && has(root, "timestamp") && root.Get("message").Get("payload").Exists():
 		return vote{"kimi", "legacy-wire", "a Kimi CLI wire.jsonl record (" + root.Get("message").Get("type").String() + ")"}, true
 	case strings.HasPrefix(typ, "thread.") || strings.HasPrefix(typ, "turn.") || strings.HasPrefix(typ, "item."):
@@ -282,6 +286,17 @@ func classifyLine(root abi.Value, sse bool) (vote, bool) {
 		return vote{"openai", "chat-sse", "an OpenAI-compatible SSE stream"}, true
 	}
 	return vote{}, false
+}
+
+// kimiThinkPart reports whether a message's content holds a kosong
+// think part {"type": "think", "think": ...}.
+func kimiThinkPart(c abi.Value) bool {
+	for it := c.Iter(); it.Next(); {
+		if p := it.Value(); p.Get("type").Is("think") && p.Get("think").Exists() {
+			return true
+		}
+	}
+	return false
 }
 
 // cursorStreamLine recognises a line of cursor-agent --print
