@@ -112,24 +112,7 @@ func (n *normalizer) streamAssistant(m abi.Value, no int, out *sdk.Out) {
 	}
 	var final sdk.FinalText
 	content := m.Get("content")
-	for it := content.Iter(); it.Next(); {
-		b := it.Value()
-		switch t := b.Get("type"); {
-		case t.Is("text"):
-			txt := b.Get("text")
-			if txt.Kind() != abi.KindString || txt.Is("") {
-				continue
-			}
-			out.Block(key, -1, sdk.Block{Type: sdk.BlockText, Text: sdk.Text(txt)})
-			final.Add(txt)
-		case t.Is("thinking"):
-			out.Block(key, -1, sdk.Block{Type: sdk.BlockThinking, Thinking: sdk.StringOf(b.Get("thinking"))})
-		case t.Is("redacted_thinking"):
-			out.Block(key, -1, sdk.Block{Type: sdk.BlockThinking, Redacted: true})
-		case t.Is("tool_use"):
-			out.Block(key, -1, sdk.Block{Type: sdk.BlockToolUse, ToolName: sdk.StringOf(b.Get("name")), ToolID: sdk.StringOf(b.Get("id")), ToolInput: input(b.Get("input"))})
-		}
-	}
+	assistantBlocks(key, content, &final, out)
 	usage := streamUsage(m.Get("usage"))
 	if !n.scope.IsSet() {
 		out.Usage(usage, sdk.ModeAdd)
