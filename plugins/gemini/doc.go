@@ -249,7 +249,14 @@
 // record): it is reported NoTerminal, and the host settles its status by
 // the session rule of spec §6.7 (error when an "error" record came after
 // the last answer, incomplete when it ends on a call without a result or
-// on a prompt without an answer, else ok), as for every session log. A
+// on a prompt without an answer, else ok), as for every session log.
+// The CLI records every error it shows as an error record
+// (useHistoryManager: a history item of type error), a slash command's
+// usage ("Please provide a file path to export the session to") as well
+// as a turn's API error: one that comes after an answer (a gemini record
+// with text and no calls) with no prompt or call since (a shell-mode
+// record starts no turn) is about no turn, a warning; any other is the
+// session's error, as before. A
 // session file read in the middle of a turn has nothing more to tell
 // it by: the CLI records a gemini message whole once its stream ended
 // (its thoughts with it), a call once it completed, and no turn's end.

@@ -163,3 +163,37 @@ func TestShellModeRecord(t *testing.T) {
 	}
 	plugintest.WantStatus(t, gemini.Plugin, "gemini", raw, "ok")
 }
+
+// TestErrorBetweenTurns: the CLI records every error it shows as an
+// error record (useHistoryManager), a slash command's usage among them
+// ("Please provide a file path to export the session to", seen in a real
+// chat after its last answer). After an answer, with no prompt or call
+// since, such a record is a warning, not the session's error; one that
+// comes while a turn is open (a prompt without an answer, a call's
+// continuation) is the turn's error, as before.
+func TestErrorBetweenTurns(t *testing.T) {
+	const (
+		answer   = `{"id":"g1","timestamp":"2026-06-12T13:07:06.564Z","type":"gemini","content":"Jinja fills templates.","tokens":{"input":10,"output":5},"model":"gemini-3-flash-preview"}`
+		cmdErr   = `{"id":"e1","timestamp":"2026-06-12T13:10:21.208Z","type":"error","content":"Please provide a file path to export the session to. Example: /export-session ./my-session.json"}`
+		apiErr   = `{"id":"e2","timestamp":"2026-06-12T13:10:21.208Z","type":"error","content":"[API Error: quota exceeded]"}`
+		prompt2  = `{"id":"u2","timestamp":"2026-06-12T13:09:00.000Z","type":"user","content":[{"text":"and now?"}]}`
+		shell    = `{"id":"u3","timestamp":"2026-06-12T13:09:00.000Z","type":"user","content":[{"text":"I ran the following shell command:\n` + "```sh\\nls\\n```\\n\\nThis produced the following result:\\n```\\na.txt\\n```" + `"}]}`
+		callOnly = `{"id":"g2","timestamp":"2026-06-12T13:09:01.000Z","type":"gemini","content":"","tokens":{"input":10,"output":5},"model":"m","toolCalls":[{"id":"c1","name":"read_file","args":{},"status":"success","result":[{"functionResponse":{"id":"c1","name":"read_file","response":{"output":"x"}}}]}]}`
+	)
+	tests := []struct {
+		name   string
+		msgs   []string
+		status string
+	}{
+		{"a command's error after the answer", []string{partsPrompt, answer, cmdErr}, "ok"},
+		{"after a shell-mode record", []string{partsPrompt, answer, shell, cmdErr}, "ok"},
+		{"an API error on a new prompt", []string{partsPrompt, answer, prompt2, apiErr}, "error"},
+		{"an error while a call's turn goes on", []string{partsPrompt, callOnly, apiErr}, "error"},
+		{"an error before any answer", []string{partsPrompt, apiErr}, "error"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			plugintest.WantStatus(t, gemini.Plugin, "gemini", partsSession(tt.msgs...), tt.status)
+		})
+	}
+}

@@ -283,6 +283,9 @@ func (n *normalizer) sessionRecord(m abi.Value, out *sdk.Out) {
 		}
 		n.said(m, t)
 		n.turns++
+		if !shellRecord(m.Get("content")) {
+			n.idle = false
+		}
 		key := sdk.S(n.newKey("u"))
 		out.Open(key, sdk.Message{User: true, ID: id, Time: ts})
 		n.contentBlocks(key, m.Get("content"), sdk.OriginPrompt, out)
@@ -299,6 +302,7 @@ func (n *normalizer) sessionRecord(m abi.Value, out *sdk.Out) {
 				out.Ignored(sdk.S("message/gemini"))
 				it := m.Get("toolCalls").Iter()
 				for it.Next() {
+					n.idle = false
 					n.sessionCall(rid, it.Value(), ts, out)
 				}
 				return
@@ -307,11 +311,25 @@ func (n *normalizer) sessionRecord(m abi.Value, out *sdk.Out) {
 		}
 		n.said(m, t)
 		n.turns++
+		switch {
+		case m.Get("toolCalls").Len() > 0:
+			n.idle = false
+		case len(contentText(nil, m.Get("content"))) > 0:
+			n.idle = true
+		}
 		n.geminiRecord(m, id, ts, out)
 	case t.Is("error"):
 		e := sdk.Text(m.Get("content"))
 		if e.IsEmpty() {
 			e = sdk.S("gemini session error")
+		}
+		if n.idle {
+			// The CLI records every error it shows (useHistoryManager:
+			// an item of type error), a slash command's usage among
+			// them: after an answer, with no prompt or call since, it
+			// is not a turn's failure.
+			out.Warn("gemini: the CLI reported an error between turns: " + e.String())
+			return
 		}
 		n.lastErr = m.Get("content").String()
 		out.Status(sdk.StatusError, e, sdk.LevelError)
@@ -324,6 +342,23 @@ func (n *normalizer) sessionRecord(m abi.Value, out *sdk.Out) {
 	default:
 		out.Unmapped(sdk.S("message/" + sdk.TypeName(t)))
 	}
+}
+
+// shellRecord reports whether a user record's content is only the
+// CLI's record of a command the user ran in shell mode (InjectedContext's
+// shellCommand): no turn starts with it.
+func shellRecord(c abi.Value) bool {
+	if c.Kind() == abi.KindString {
+		return opens(c.Raw()[1:], shellCommand)
+	}
+	n := 0
+	for it := c.Iter(); it.Next(); n++ {
+		t := it.Value().Get("text")
+		if t.Kind() != abi.KindString || !opens(t.Raw()[1:], shellCommand) {
+			return false
+		}
+	}
+	return n > 0
 }
 
 // geminiRecord writes one model response of a session file: its thoughts,
