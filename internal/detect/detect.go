@@ -317,6 +317,10 @@ func classifyLine(root abi.Value, sse bool) (vote, bool) {
 		// Its markers among the model's messages: the first line of every
 		// file is {"role": "_checkpoint", "id": 0}.
 		return vote{"kimi", "context", "a Kimi CLI context file before 0.59 (" + root.Get("role").String() + " marker)"}, true
+	case typ == "" && root.Get("role").Is("assistant") && kimiThinkPart(root.Get("content")):
+		// kosong's Message, as kimi --print --output-format stream-json
+		// writes one a line (and the context file holds): a think part.
+		return vote{"kimi", "context", "Kimi CLI messages (kimi --print --output-format stream-json, or a context file): an assistant message with a think part"}, true
 	case root.Get("message").Get("type").Kind() == abi.KindString && has(root, "timestamp") && root.Get("message").Get("payload").Exists():
 		return vote{"kimi", "legacy-wire", "a Kimi CLI wire.jsonl record (" + root.Get("message").Get("type").String() + ")"}, true
 	case strings.HasPrefix(typ, "thread.") || strings.HasPrefix(typ, "turn.") || strings.HasPrefix(typ, "item."):
@@ -341,6 +345,18 @@ func classifyLine(root abi.Value, sse bool) (vote, bool) {
 		return vote{"qwen", "session", "a Qwen Code chat record (" + typ + ")"}, true
 	case has(root, "parentUuid", "sessionId") || root.Get("isSidechain").Exists():
 		return vote{"claude", "session-log", "a Claude Code session log (parentUuid, sessionId)"}, true
+	case cursorStreamLine(root, typ):
+		return vote{"cursor", "stream-json", "cursor-agent --output-format stream-json records (" + typ + ")"}, true
+	case (typ == "user" || typ == "assistant") && root.Get("session_id").Exists() && !root.Get("parent_tool_use_id").Exists() && !root.Get("uuid").Exists() &&
+		root.Get("message").Kind() == abi.KindObject && !root.Get("message").Get("id").Exists() && root.Get("message").Get("role").Exists():
+		// A message line of cursor-agent's stream (no parent_tool_use_id,
+		// uuid or message id, which Claude Code's have): no vote, the
+		// stream's other lines decide.
+		return vote{}, false
+	case (typ == "system" || typ == "assistant" || typ == "user" || typ == "result") && strings.HasPrefix(root.Get("session_id").String(), "T-"):
+		// amp --execute --stream-json writes Claude Code's shapes; its
+		// session is its thread, T-<uuid>.
+		return vote{"amp", "stream-json", "amp --stream-json records (" + typ + ", session T-…)"}, true
 	case (typ == "system" || typ == "assistant" || typ == "user" || typ == "result" || typ == "stream_event") && root.Get("session_id").Exists():
 		return vote{"claude", "stream-json", "Claude Code stream-json records (" + typ + ")"}, true
 	case geminiStreamEvent(root, typ):
@@ -349,6 +365,38 @@ func classifyLine(root abi.Value, sse bool) (vote, bool) {
 		return vote{"openai", "chat-sse", "an OpenAI-compatible SSE stream"}, true
 	}
 	return apiErrorBody(root)
+}
+
+// kimiThinkPart reports whether a message's content holds a kosong
+// think part {"type": "think", "think": ...}.
+func kimiThinkPart(c abi.Value) bool {
+	for it := c.Iter(); it.Next(); {
+		if p := it.Value(); p.Get("type").Is("think") && p.Get("think").Exists() {
+			return true
+		}
+	}
+	return false
+}
+
+// cursorStreamLine recognises a line of cursor-agent --print
+// --output-format stream-json that Claude Code's stream has no line like:
+// a tool_call or thinking event, an init naming the API key's source
+// without a tool list, a message line with Cursor's model_call_id or
+// timestamp_ms, a result with its request_id and no num_turns.
+func cursorStreamLine(root abi.Value, typ string) bool {
+	switch typ {
+	case "tool_call":
+		return root.Get("call_id").Exists() && root.Get("tool_call").Exists()
+	case "thinking":
+		return root.Get("subtype").Is("delta") || root.Get("subtype").Is("completed")
+	case "system":
+		return root.Get("subtype").Is("init") && root.Get("apiKeySource").Exists() && !root.Get("tools").Exists()
+	case "user", "assistant":
+		return root.Get("session_id").Exists() && (root.Get("model_call_id").Exists() || root.Get("timestamp_ms").Exists())
+	case "result":
+		return root.Get("request_id").Exists() && !root.Get("num_turns").Exists()
+	}
+	return false
 }
 
 // geminiStreamEvent recognises a line of Gemini CLI's stream-json

@@ -16,6 +16,15 @@ func TestDetect(t *testing.T) {
 		err                        error
 	}{
 		{"claude stream", `{"type":"system","subtype":"init","session_id":"s","model":"m"}` + "\n" + `{"type":"assistant","message":{},"session_id":"s"}`, "claude", "stream-json", nil},
+		{"amp stream", `{"type":"system","subtype":"init","cwd":"/w","session_id":"T-2775dc92-90ed-4f85-8b73-8f9766029e83","tools":["Bash"],"mcp_servers":[]}` + "\n" +
+			`{"type":"result","subtype":"success","duration_ms":2906,"is_error":false,"num_turns":1,"result":"4","session_id":"T-2775dc92-90ed-4f85-8b73-8f9766029e83"}`, "amp", "stream-json", nil},
+		{"cursor stream", `{"type":"system","subtype":"init","apiKeySource":"login","cwd":"/w","session_id":"193b2dbb-03ce-444f-a307-4a80f5d4cab0","model":"Claude 4 Sonnet","permissionMode":"default"}` + "\n" +
+			`{"type":"user","message":{"role":"user","content":[{"type":"text","text":"hi"}]},"session_id":"193b2dbb-03ce-444f-a307-4a80f5d4cab0"}` + "\n" +
+			`{"type":"assistant","message":{"role":"assistant","content":[{"type":"text","text":"Running it."}]},"session_id":"193b2dbb-03ce-444f-a307-4a80f5d4cab0"}` + "\n" +
+			`{"type":"tool_call","subtype":"started","call_id":"c1","tool_call":{"shellToolCall":{"args":{"command":"false"}}},"session_id":"193b2dbb-03ce-444f-a307-4a80f5d4cab0"}` + "\n" +
+			`{"type":"result","subtype":"success","duration_ms":1000,"duration_api_ms":900,"is_error":false,"result":"x","session_id":"193b2dbb-03ce-444f-a307-4a80f5d4cab0","request_id":"r1"}`, "cursor", "stream-json", nil},
+		{"kimi print stream-json", `{"role":"assistant","content":[{"type":"think","think":"Let me list.","encrypted":null},{"type":"text","text":"I'll run ls."}],"tool_calls":[{"type":"function","id":"tool_1","function":{"name":"Shell","arguments":"{}"}}]}` + "\n" +
+			`{"role":"tool","content":[{"type":"text","text":"a.txt"}],"tool_call_id":"tool_1"}` + "\n" + "To resume this session: kimi -r 4b1c6a2e-1111-4222-8333-944445555666", "kimi", "context", nil},
 		{"claude session log", `{"parentUuid":null,"isSidechain":false,"sessionId":"s","type":"user","message":{"role":"user","content":"hi"}}`, "claude", "session-log", nil},
 		{"qwen chat", `{"uuid":"u1","parentUuid":null,"sessionId":"s","timestamp":"t","type":"user","cwd":"/p","version":"0.18.2","message":{"role":"user","parts":[{"text":"hi"}]}}`, "qwen", "session", nil},
 		// A system record whose payload is optional: a notification
