@@ -45,6 +45,14 @@ func Detect(sample []byte) (Result, error) {
 		if v, ok := classifyDoc(doc.Root()); ok {
 			votes = append(votes, v)
 		}
+	} else if i := bytes.Index(trimmed, []byte("\n{")); i > 0 && !bytes.Contains(trimmed[:i], []byte("{")) {
+		// A document after a banner the CLI printed first (Gemini CLI's
+		// deprecation notice before its --output-format json).
+		if doc, ok := wholeDoc(bytes.TrimSpace(trimmed[i:])); ok {
+			if v, ok := classifyDoc(doc.Root()); ok {
+				votes = append(votes, v)
+			}
+		}
 	}
 	if len(votes) == 0 {
 		// A Cline task's document too long for the sample to hold whole.
@@ -162,6 +170,8 @@ func classifyDoc(root abi.Value) (vote, bool) {
 			return vote{"amp", "thread", "an Amp thread document (id T-…, messages)"}, true
 		case has(root, "session_id", "response", "stats"):
 			return vote{"gemini", "json", "Gemini CLI --output-format json (session_id, response, stats)"}, true
+		case has(root, "session_id", "error") && root.Get("error").Get("code").Kind() == abi.KindNumber && !root.Get("type").Exists():
+			return vote{"gemini", "json", "Gemini CLI --output-format json, a failed run (session_id, error.code)"}, true
 		case root.Get("type").Is("result") && root.Get("events").Kind() == abi.KindArray && has(root, "success"):
 			return vote{"roo", "roo-json", "Roo Code CLI --output-format json (a result holding its events)"}, true
 		case root.Get("type").Is("result") && has(root, "session_id", "subtype") && !claudeResult(root):
@@ -170,6 +180,8 @@ func classifyDoc(root abi.Value) (vote, bool) {
 			return vote{"claude", "json", "a Claude Code result object (--output-format json)"}, true
 		case root.Get("object").Is("chat.completion"):
 			return vote{"openai", "chat-completion", "an OpenAI Chat Completions response"}, true
+		case root.Get("object").Is("text_completion"):
+			return vote{"openai", "completion", "an OpenAI (legacy) Completions response (text_completion)"}, true
 		case root.Get("object").Is("response"):
 			return vote{"openai", "responses", "an OpenAI Responses API response"}, true
 		case strings.HasPrefix(root.Get("object").String(), "response.") && (root.Get("output").Kind() == abi.KindArray || root.Get("usage").Kind() == abi.KindObject):
@@ -180,6 +192,60 @@ func classifyDoc(root abi.Value) (vote, bool) {
 		case root.Get("type").Is("message") && root.Get("role").Is("assistant") && root.Get("content").Kind() == abi.KindArray:
 			return vote{"anthropic", "anthropic-messages", "an Anthropic Messages API response"}, true
 		}
+		if v, ok := apiErrorBody(root); ok {
+			return v, true
+		}
+	}
+	return vote{}, false
+}
+
+// openAIExchange says whether v is the response of an exchange logged
+// one a line: a Chat Completions or Responses object, or an OpenAI Batch
+// output line's {"status_code", "body"}.
+func openAIExchange(v abi.Value) bool {
+	if v.Get("status_code").Exists() {
+		v = v.Get("body")
+	}
+	return v.Get("object").Is("chat.completion") || v.Get("object").Is("response") || v.Get("error").Kind() == abi.KindObject
+}
+
+// openAIChatRequest says whether root is a Chat Completions request
+// (model, messages) in a shape only OpenAI's API takes: a message with
+// tool_calls, or of role tool or developer. Anthropic's requests have
+// model and messages too, with none of these.
+func openAIChatRequest(root abi.Value) bool {
+	msgs := root.Get("messages")
+	if !root.Get("model").Exists() || msgs.Kind() != abi.KindArray {
+		return false
+	}
+	it := msgs.Iter()
+	for it.Next() {
+		m := it.Value()
+		if m.Get("tool_calls").Exists() || m.Get("role").Is("tool") || m.Get("role").Is("developer") {
+			return true
+		}
+	}
+	return false
+}
+
+// apiErrorBody recognises the body of a failed API request, which is all
+// a saved response holds when the request failed: Anthropic's
+// {"type": "error", "error": {"type", "message"}} (also an SSE stream's
+// error event), and OpenAI's {"error": {"message", "type", "param",
+// "code"}} with no type of its own, which OpenAI-compatible APIs
+// (DeepSeek, Groq, Mistral, OpenRouter) answer too. Google's, whose error
+// has a "status" and no "type", is neither's.
+func apiErrorBody(root abi.Value) (vote, bool) {
+	e := root.Get("error")
+	if e.Kind() != abi.KindObject || e.Get("message").Kind() != abi.KindString || !e.Get("type").Exists() {
+		return vote{}, false
+	}
+	switch {
+	case root.Get("type").Is("error") && !root.Get("sequence_number").Exists():
+		// (The Responses API's stream error event has a sequence_number.)
+		return vote{"anthropic", "anthropic-messages", "an Anthropic API error body (type error, error.type " + e.Get("type").String() + ")"}, true
+	case root.Len() == 1 && !e.Get("status").Exists():
+		return vote{"openai", "chat-completion", "an OpenAI API error body (error.message, error.type)"}, true
 	}
 	return vote{}, false
 }
@@ -193,7 +259,20 @@ func classifyLine(root abi.Value, sse bool) (vote, bool) {
 	switch {
 	case root.Get("object").Is("chat.completion.chunk"):
 		return vote{"openai", "chat-sse", "OpenAI chat.completion.chunk events"}, true
-	case strings.HasPrefix(typ, "response.") && root.Get("sequence_number").Exists():
+	case root.Get("object").Is("text_completion"):
+		return vote{"openai", "completion-sse", "OpenAI (legacy) Completions stream chunks (text_completion)"}, true
+	case root.Get("messages").Kind() == abi.KindArray && strings.HasPrefix(root.Get("id").String(), "T-"):
+		return vote{"amp", "thread", "Amp thread documents, one version a line (id T-…, messages)"}, true
+	case root.Get("object").Is("chat.completion") || root.Get("object").Is("response"):
+		// Responses kept one a line, each after its request or not.
+		return vote{"openai", "log", "OpenAI API responses, one a line (" + root.Get("object").String() + ")"}, true
+	case openAIExchange(root.Get("response")) && (root.Get("request").Kind() == abi.KindObject || root.Get("custom_id").Exists()):
+		return vote{"openai", "log", "OpenAI API requests and responses, one exchange a line (request, response)"}, true
+	case openAIChatRequest(root):
+		return vote{"openai", "log", "OpenAI Chat Completions requests, one a line (messages with tool_calls or a tool or developer role)"}, true
+	case root.Get("custom_id").Exists() && root.Get("result").Get("type").Kind() == abi.KindString && root.Get("result").Get("message").Get("type").Is("message"):
+		return vote{"anthropic", "anthropic-messages", "Anthropic Message Batches results (custom_id, result.message)"}, true
+	case strings.HasPrefix(typ, "response.") && (root.Get("sequence_number").Exists() || sse):
 		return vote{"openai", "responses-sse", "OpenAI Responses API stream events (" + typ + ")"}, true
 	case droidEntry(root, typ):
 		return vote{"droid", "session", "a Factory Droid session record (" + typ + ")"}, true
@@ -238,6 +317,10 @@ func classifyLine(root abi.Value, sse bool) (vote, bool) {
 		// Its markers among the model's messages: the first line of every
 		// file is {"role": "_checkpoint", "id": 0}.
 		return vote{"kimi", "context", "a Kimi CLI context file before 0.59 (" + root.Get("role").String() + " marker)"}, true
+	case typ == "" && root.Get("role").Is("assistant") && kimiThinkPart(root.Get("content")):
+		// kosong's Message, as kimi --print --output-format stream-json
+		// writes one a line (and the context file holds): a think part.
+		return vote{"kimi", "context", "Kimi CLI messages (kimi --print --output-format stream-json, or a context file): an assistant message with a think part"}, true
 	case root.Get("message").Get("type").Kind() == abi.KindString && has(root, "timestamp") && root.Get("message").Get("payload").Exists():
 		return vote{"kimi", "legacy-wire", "a Kimi CLI wire.jsonl record (" + root.Get("message").Get("type").String() + ")"}, true
 	case strings.HasPrefix(typ, "thread.") || strings.HasPrefix(typ, "turn.") || strings.HasPrefix(typ, "item."):
@@ -262,6 +345,18 @@ func classifyLine(root abi.Value, sse bool) (vote, bool) {
 		return vote{"qwen", "session", "a Qwen Code chat record (" + typ + ")"}, true
 	case has(root, "parentUuid", "sessionId") || root.Get("isSidechain").Exists():
 		return vote{"claude", "session-log", "a Claude Code session log (parentUuid, sessionId)"}, true
+	case cursorStreamLine(root, typ):
+		return vote{"cursor", "stream-json", "cursor-agent --output-format stream-json records (" + typ + ")"}, true
+	case (typ == "user" || typ == "assistant") && root.Get("session_id").Exists() && !root.Get("parent_tool_use_id").Exists() && !root.Get("uuid").Exists() &&
+		root.Get("message").Kind() == abi.KindObject && !root.Get("message").Get("id").Exists() && root.Get("message").Get("role").Exists():
+		// A message line of cursor-agent's stream (no parent_tool_use_id,
+		// uuid or message id, which Claude Code's have): no vote, the
+		// stream's other lines decide.
+		return vote{}, false
+	case (typ == "system" || typ == "assistant" || typ == "user" || typ == "result") && strings.HasPrefix(root.Get("session_id").String(), "T-"):
+		// amp --execute --stream-json writes Claude Code's shapes; its
+		// session is its thread, T-<uuid>.
+		return vote{"amp", "stream-json", "amp --stream-json records (" + typ + ", session T-…)"}, true
 	case (typ == "system" || typ == "assistant" || typ == "user" || typ == "result" || typ == "stream_event") && root.Get("session_id").Exists():
 		return vote{"claude", "stream-json", "Claude Code stream-json records (" + typ + ")"}, true
 	case geminiStreamEvent(root, typ):
@@ -269,7 +364,39 @@ func classifyLine(root abi.Value, sse bool) (vote, bool) {
 	case sse && root.Get("choices").Exists():
 		return vote{"openai", "chat-sse", "an OpenAI-compatible SSE stream"}, true
 	}
-	return vote{}, false
+	return apiErrorBody(root)
+}
+
+// kimiThinkPart reports whether a message's content holds a kosong
+// think part {"type": "think", "think": ...}.
+func kimiThinkPart(c abi.Value) bool {
+	for it := c.Iter(); it.Next(); {
+		if p := it.Value(); p.Get("type").Is("think") && p.Get("think").Exists() {
+			return true
+		}
+	}
+	return false
+}
+
+// cursorStreamLine recognises a line of cursor-agent --print
+// --output-format stream-json that Claude Code's stream has no line like:
+// a tool_call or thinking event, an init naming the API key's source
+// without a tool list, a message line with Cursor's model_call_id or
+// timestamp_ms, a result with its request_id and no num_turns.
+func cursorStreamLine(root abi.Value, typ string) bool {
+	switch typ {
+	case "tool_call":
+		return root.Get("call_id").Exists() && root.Get("tool_call").Exists()
+	case "thinking":
+		return root.Get("subtype").Is("delta") || root.Get("subtype").Is("completed")
+	case "system":
+		return root.Get("subtype").Is("init") && root.Get("apiKeySource").Exists() && !root.Get("tools").Exists()
+	case "user", "assistant":
+		return root.Get("session_id").Exists() && (root.Get("model_call_id").Exists() || root.Get("timestamp_ms").Exists())
+	case "result":
+		return root.Get("request_id").Exists() && !root.Get("num_turns").Exists()
+	}
+	return false
 }
 
 // geminiStreamEvent recognises a line of Gemini CLI's stream-json

@@ -14,8 +14,8 @@ var Plugin = sdk.Plugin{
 		Name:        "amp",
 		Version:     "0.1.0",
 		Providers:   []string{"amp"},
-		Formats:     []string{fmtThread},
-		Description: "Amp thread documents (~/.local/share/amp/threads/T-*.json), rewritten whole at every turn",
+		Formats:     []string{fmtThread, fmtStream},
+		Description: "Amp thread documents (~/.local/share/amp/threads/T-*.json), rewritten whole at every turn, and amp --execute --stream-json output",
 		// Amp keeps threads until the user deletes them; doc.go, "Store".
 		Stores: []abi.Store{
 			{Name: "Amp threads", Roots: ampRoots, Dir: "threads", Pattern: "T-*.json"},
@@ -73,6 +73,11 @@ type normalizer struct {
 	// lastCancelled: the thread read last ends on an assistant message
 	// the user cancelled (state cancelled).
 	lastCancelled bool
+	// sawStream: a stream-json line was read (its Meta reported);
+	// scope: the sub-agent scope of the stream line being read (unset
+	// for the thread's own), which its calls and results go to.
+	sawStream bool
+	scope     sdk.Str
 }
 
 // Line implements sdk.Normalizer.
@@ -90,6 +95,11 @@ func (n *normalizer) Line(l *sdk.Line, out *sdk.Out) error {
 	}
 	msgs := v.Get("messages")
 	if msgs.Kind() != abi.KindArray {
+		if t := v.Get("type"); t.Kind() == abi.KindString && !v.Get("v").Exists() {
+			// A line of `amp --execute --stream-json`.
+			n.streamLine(v, t, l.No, out)
+			return nil
+		}
 		out.Unmapped(sdk.S("(no messages)"))
 		return nil
 	}

@@ -27,6 +27,40 @@
 // excerpts show it; no thread file under a licence that allows committing
 // it was found (testdata/captures has none for Amp).
 //
+// Stream. `amp --execute --stream-json` writes Claude Code's stream
+// shapes, one line each (ampcode.com/news/streaming-json, the manual's
+// "Stream JSON Output"): system {subtype init, cwd, session_id (the
+// thread, T-<uuid>), tools, mcp_servers}, user {message {role, content
+// [text | tool_result {tool_use_id, content, is_error}]}}, assistant
+// {message {content [text | thinking | tool_use], stop_reason, usage
+// {input_tokens, cache_creation_input_tokens, cache_read_input_tokens,
+// output_tokens, max_tokens, service_tier}}}, result {subtype, is_error,
+// result, error?, num_turns, duration_ms}, each with parent_tool_use_id
+// and session_id (stream.go). The init names the session and the working
+// directory (Meta, format stream-json); a user line's texts are the
+// prompt and its tool_result blocks the calls' results (ok, or an error
+// when is_error, the content's text blocks joined); an assistant line is
+// one model call, its tool_use blocks its calls (a Task call opens its
+// sub-agent's scope, as in a thread); the result line is the terminal
+// event: subtype success (or none) without is_error is ok, anything else
+// an error whose text is its error, else its result text, else its
+// subtype. A stream without a result is incomplete. Each assistant line's
+// usage is its call's and the step's are their sum; a result that states
+// a usage (none of Amp's examples does) is the run's total. input_tokens
+// is the uncached prompt in a real output of amp 0.0.1775837683 and in
+// the manual's tool usage example, but the announcement's example states
+// the whole prompt there (12783 = 367 written + 12416 read): a figure
+// equal to the two cache figures' sum is read as the whole prompt, so the
+// cache is not counted twice. A line whose parent_tool_use_id names a
+// Task call is its sub-agent's: its messages, calls and results go to
+// that call's scope, its prompt (the call's, which the scope holds) is
+// not repeated, and its tokens are its messages' (the child run's), not
+// added to the step's. Amp names no model in its stream. No real stream
+// under a licence that allows committing it was found (the real outputs
+// read are an AGPL-3.0 project's test data and a peer's notes of the
+// manual): testdata/golden/amp/stream_json_announcement is the
+// announcement's example.
+//
 // The host reassembles a pretty-printed document into one line; a file
 // rewritten in place is read again whole as a newer part of the same run
 // (internal/archive), and message keys are the messageIds, so the
@@ -151,7 +185,8 @@
 //
 // Unmapped. Text that is not JSON is counted as "non_json", a JSON value
 // that is not an object as "non_object", an object without a messages
-// array as "(no messages)". A document that reports nothing new (no
+// array or a stream line's type as "(no messages)", a stream line of
+// another type by its type. A document that reports nothing new (no
 // message yet, or the same messages again) is declared ignored.
 //
 // # Store

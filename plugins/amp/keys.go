@@ -10,4 +10,6 @@ var keys = abi.NewKeySet(
 	"name", "output", "outputTokens", "progress", "prompt", "reason", "result", "role", "run", "sentAt", "state",
 	"status", "stopReason", "summary", "text", "thinking", "thread", "timestamp", "toolUseID", "tool_use_id",
 	"totalInputTokens", "trees", "type", "uri", "usage", "initial", "relationships", "threadID", "forkPointIndex",
+	"v", "session_id", "cwd", "parent_tool_use_id", "input_tokens", "cache_read_input_tokens",
+	"cache_creation_input_tokens", "output_tokens", "stop_reason", "subtype",
 )

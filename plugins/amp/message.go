@@ -175,25 +175,7 @@ func (n *normalizer) assistant(m abi.Value, key sdk.Str, thread abi.Value, out *
 	out.LatestModel(model, &n.model)
 	var final sdk.FinalText
 	content := m.Get("content")
-	it := content.Iter()
-	for it.Next() {
-		b := it.Value()
-		switch t := b.Get("type"); {
-		case t.Is("text"):
-			txt := b.Get("text")
-			if txt.Kind() != abi.KindString || txt.Is("") {
-				continue
-			}
-			out.Block(key, -1, sdk.Block{Type: sdk.BlockText, Text: sdk.Text(txt)})
-			final.Add(txt)
-		case t.Is("thinking"):
-			out.Block(key, -1, sdk.Block{Type: sdk.BlockThinking, Thinking: sdk.StringOf(b.Get("thinking"))})
-		case t.Is("redacted_thinking"):
-			out.Block(key, -1, sdk.Block{Type: sdk.BlockThinking, Redacted: true})
-		case t.Is("tool_use"):
-			out.Block(key, -1, sdk.Block{Type: sdk.BlockToolUse, ToolName: sdk.StringOf(b.Get("name")), ToolID: sdk.StringOf(b.Get("id")), ToolInput: input(b.Get("input"))})
-		}
-	}
+	assistantBlocks(key, content, &final, out)
 	usage := usageOf(u)
 	n.unsaid = slices.DeleteFunc(n.unsaid, func(u unsaid) bool { return u.key == key.String() })
 	live := streaming(m)
@@ -209,7 +191,7 @@ func (n *normalizer) assistant(m abi.Value, key sdk.Str, thread abi.Value, out *
 		n.unsaid = append(n.unsaid, unsaid{key: key.String(), raw: bytes.Clone(m.Raw()), ts: ts.String()})
 	}
 	out.Usage(usage, sdk.ModeAdd)
-	it = content.Iter()
+	it := content.Iter()
 	for it.Next() {
 		if b := it.Value(); b.Get("type").Is("tool_use") && !live {
 			n.call(b, key.String(), ts, out)
@@ -228,6 +210,31 @@ func (n *normalizer) assistant(m abi.Value, key sdk.Str, thread abi.Value, out *
 		out.Warn("amp assistant message cancelled by the user before it completed")
 	}
 	final.Report(out)
+}
+
+// assistantBlocks adds the blocks of an assistant message's content (a
+// thread's message, a stream's line), in order: text (added to final),
+// thinking, redacted_thinking and tool_use (its tool.call is the
+// caller's).
+func assistantBlocks(key sdk.Str, content abi.Value, final *sdk.FinalText, out *sdk.Out) {
+	for it := content.Iter(); it.Next(); {
+		b := it.Value()
+		switch t := b.Get("type"); {
+		case t.Is("text"):
+			txt := b.Get("text")
+			if txt.Kind() != abi.KindString || txt.Is("") {
+				continue
+			}
+			out.Block(key, -1, sdk.Block{Type: sdk.BlockText, Text: sdk.Text(txt)})
+			final.Add(txt)
+		case t.Is("thinking"):
+			out.Block(key, -1, sdk.Block{Type: sdk.BlockThinking, Thinking: sdk.StringOf(b.Get("thinking"))})
+		case t.Is("redacted_thinking"):
+			out.Block(key, -1, sdk.Block{Type: sdk.BlockThinking, Redacted: true})
+		case t.Is("tool_use"):
+			out.Block(key, -1, sdk.Block{Type: sdk.BlockToolUse, ToolName: sdk.StringOf(b.Get("name")), ToolID: sdk.StringOf(b.Get("id")), ToolInput: input(b.Get("input"))})
+		}
+	}
 }
 
 // usageOf reads an assistant message's usage: Amp splits the prompt

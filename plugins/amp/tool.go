@@ -39,7 +39,7 @@ func (n *normalizer) call(b abi.Value, key string, ts sdk.Str, out *sdk.Out) boo
 	}
 	n.calls[id.String()] = name.String()
 	delete(n.resulted, sdk.View(id))
-	tc := sdk.ToolCall{CallID: sdk.Text(id), Name: sdk.StringOf(name), Input: input(args), Kind: kindOf(sdk.View(name)), Time: ts}
+	tc := sdk.ToolCall{CallID: sdk.Text(id), Name: sdk.StringOf(name), Input: input(args), Kind: kindOf(sdk.View(name)), Scope: n.scope, Time: ts}
 	if tc.Kind == "execute" {
 		tc.Command = sdk.StringOf(args.Get("cmd"))
 		if tc.Command.IsEmpty() {
@@ -108,7 +108,7 @@ func (n *normalizer) result(b abi.Value, key string, ts sdk.Str, out *sdk.Out) b
 	}
 	run := b.Get("run")
 	st := run.Get("status")
-	res := sdk.ToolResult{CallID: sdk.Text(id), Name: sdk.S(n.calls[sdk.View(id)]), Time: ts}
+	res := sdk.ToolResult{CallID: sdk.Text(id), Name: sdk.S(n.calls[sdk.View(id)]), Scope: n.scope, Time: ts}
 	res.Output = resultText(run.Get("result"))
 	if !res.Output.IsSet() {
 		// A run that states only its progress (the last output it
@@ -119,7 +119,7 @@ func (n *normalizer) result(b abi.Value, key string, ts sdk.Str, out *sdk.Out) b
 	case !run.Exists() && b.Get("content").Exists():
 		// Anthropic's own shape {tool_use_id, content, is_error}, as
 		// a thread converted from another agent holds it.
-		res.Output = resultText(b.Get("content"))
+		res.Output = blocksText(b.Get("content"))
 		res.Status = sdk.S(toolOK)
 		if b.Get("is_error").Truthy() {
 			res.IsError, res.Status, res.Error = true, sdk.S(toolError), res.Output
@@ -175,6 +175,27 @@ func reason(run abi.Value, def string) sdk.Str {
 		return r
 	}
 	return sdk.S(def)
+}
+
+// blocksText is an Anthropic tool_result's content as text: a list of
+// text blocks is their texts joined with newlines; anything else is read
+// as resultText reads it.
+func blocksText(c abi.Value) sdk.Str {
+	if c.Kind() != abi.KindArray || c.Len() == 0 {
+		return resultText(c)
+	}
+	var b []byte
+	for it := c.Iter(); it.Next(); {
+		p := it.Value()
+		if !p.Get("type").Is("text") || p.Get("text").Kind() != abi.KindString {
+			return resultText(c)
+		}
+		if len(b) > 0 {
+			b = append(b, '\n')
+		}
+		b = sdk.AppendText(b, p.Get("text"))
+	}
+	return sdk.S(string(b))
 }
 
 // resultText is a run's result as text: a string as it is; an object's

@@ -86,6 +86,7 @@ func rawAmpUsage(t *testing.T, _ string, raw []byte) plugintest.RawUsage {
 		}
 	}
 	var sum transcript.Usage
+	stated := streamRawUsage(raw, &sum)
 	for _, key := range order {
 		u := last[key]
 		uncached, write, read := plugintest.Val(u.Input), plugintest.Val(u.CacheCreation), plugintest.Val(u.CacheRead)
@@ -98,7 +99,43 @@ func rawAmpUsage(t *testing.T, _ string, raw []byte) plugintest.RawUsage {
 		}
 		sum.Add(&f)
 	}
-	return plugintest.RawUsage{Stated: len(order) > 0, Want: sum}
+	return plugintest.RawUsage{Stated: len(order) > 0 || stated, Want: sum}
+}
+
+// streamRawUsage adds to sum the usage of every assistant line of an
+// amp --stream-json output of the main agent (parent_tool_use_id null:
+// a sub-agent's tokens are its own run's), and reports whether any
+// states one. input_tokens is the uncached prompt, except when it
+// equals the two cache figures' sum (the announcement's example: the
+// whole prompt).
+func streamRawUsage(raw []byte, sum *transcript.Usage) bool {
+	stated := false
+	for _, l := range plugintest.Lines(raw) {
+		var line struct {
+			Type    string  `json:"type"`
+			Parent  *string `json:"parent_tool_use_id"`
+			Message struct {
+				Usage *struct {
+					Input  *int64 `json:"input_tokens"`
+					Write  *int64 `json:"cache_creation_input_tokens"`
+					Read   *int64 `json:"cache_read_input_tokens"`
+					Output *int64 `json:"output_tokens"`
+				} `json:"usage"`
+			} `json:"message"`
+		}
+		if json.Unmarshal(l, &line) != nil || line.Type != "assistant" || line.Parent != nil || line.Message.Usage == nil {
+			continue
+		}
+		u := line.Message.Usage
+		uncached, write, read := plugintest.Val(u.Input), plugintest.Val(u.Write), plugintest.Val(u.Read)
+		if uncached > 0 && uncached == write+read {
+			uncached = 0
+		}
+		f := plugintest.Figures(&uncached, &read, &write, plugintest.N(plugintest.Val(u.Output)), nil)
+		sum.Add(&f)
+		stated = true
+	}
+	return stated
 }
 
 // ampOpenAI reports whether an Amp model is one of OpenAI's: gpt-*, or

@@ -22,7 +22,7 @@ var Plugin = sdk.Plugin{
 		Name:        "cursor",
 		Version:     "0.1.0",
 		Providers:   []string{"cursor"},
-		Formats:     []string{fmtTranscript, fmtIDE},
+		Formats:     []string{fmtTranscript, fmtIDE, fmtStream},
 		Description: "Cursor's agent transcripts (~/.cursor/projects/<project>/agent-transcripts/<id>/<id>.jsonl: no times but the prompts', no usage, no model, no tool results) and the IDE's conversations in its global state.vscdb and, before that, in each workspace's state.vscdb",
 		Stores: []abi.Store{{
 			// One directory per conversation (before those, the files
@@ -90,6 +90,11 @@ type normalizer struct {
 	// turnEnds: the stream holds a turn_ended record (this Cursor writes
 	// them), so a last turn without one is still running.
 	turnEnds bool
+	// s: a stream-json input's state (stream.go).
+	s stream
+	// fact: the file's name as the host's facts line states it (a
+	// transcript's session id), reported with the first record.
+	fact string
 }
 
 // Line implements sdk.Normalizer.
@@ -114,7 +119,9 @@ func (n *normalizer) Line(l *sdk.Line, out *sdk.Out) error {
 		if i := strings.LastIndexByte(name, '.'); i > 0 {
 			name = name[:i]
 		}
-		n.setMeta(out, name)
+		// Reported with the first record: a transcript's, or a
+		// stream-json output's (which names its session itself).
+		n.fact = name
 		out.Ignored(sdk.S("twasm_source"))
 		return nil
 	}
@@ -122,7 +129,12 @@ func (n *normalizer) Line(l *sdk.Line, out *sdk.Out) error {
 		n.ideRow(l, v, out)
 		return nil
 	}
-	n.setMeta(out, "")
+	if typ := v.Get("type"); typ.Kind() == abi.KindString && !v.Get("role").Exists() && (n.s.on || !n.meta && !typ.Is("turn_ended")) {
+		// cursor-agent --output-format stream-json (stream.go).
+		n.streamLine(typ.String(), v, out)
+		return nil
+	}
+	n.setMeta(out, n.fact)
 	if typ := v.Get("type"); typ.Kind() == abi.KindString && !v.Get("role").Exists() {
 		n.record(typ.String(), v, out)
 		return nil
@@ -534,6 +546,12 @@ func toolKind(name string, input abi.Value) (string, sdk.Str) {
 // where none has (a Cursor that writes none), the host's session rule
 // applies, and a call without a result leaves the run incomplete.
 func (n *normalizer) End(out *sdk.Out) error {
+	if n.s.on {
+		n.flushStream(out)
+	}
+	if !n.meta && n.fact != "" {
+		n.setMeta(out, n.fact)
+	}
 	if n.ended != "" {
 		out.Status(n.ended, sdk.Opt(n.endErr), sdk.LevelTerminal)
 	} else if n.turnEnds {

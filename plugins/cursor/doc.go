@@ -203,6 +203,45 @@
 // without ItemTable (not VS Code's) is one this store cannot list: sync
 // says so, as for any database it cannot read.
 //
+// # Stream
+//
+// `cursor-agent --print --output-format stream-json` (stream.go) writes
+// one event a line, each with its session_id: system {subtype init,
+// apiKeySource, cwd, model, permissionMode}, user {message {role,
+// content}}, thinking {subtype delta (text) | completed}, assistant
+// {message {role, content [text]}}, tool_call {subtype started |
+// completed, call_id, tool_call {<kind>ToolCall {args, result}}} and
+// result {subtype, is_error, result, duration_ms, request_id, usage
+// {inputTokens, outputTokens, cacheReadTokens, cacheWriteTokens}} (the
+// shapes of Cursor's CLI documentation and of the lines peers keep from
+// it; no real output under a licence was found). It is a step with a
+// terminal event: the result (success without is_error ok, else an
+// error with its result text), none when the stream was cut
+// (incomplete). The init names the session, the model and the working
+// directory. A user line is the prompt, read as a transcript's user
+// line. Thinking deltas are one thinking block, written at their
+// completed event (or at the next event). An assistant line is a segment
+// of the answer (the text between two calls); with
+// --stream-partial-output each segment comes as deltas (timestamp_ms, no
+// model_call_id), then again whole (model_call_id), and the turn's text
+// again at its end (neither): a segment is written once, from its whole
+// re-send, else from its deltas, and a re-send of what was written adds
+// only what it holds beyond it. A tool_call is a message holding its
+// tool_use block and its tool.call at started (or at completed when
+// started was not read), named by its kind less "ToolCall" (shell, read,
+// edit, grep...; an MCP call by its tool's name), kinds as elsewhere
+// (shell execute with its command); its result at completed:
+// result.success is ok with its output (a shell's interleavedOutput,
+// else stdout and stderr; a file's content; an edit's diffString or
+// message; an MCP call's texts; else its JSON), but a shell's non-zero
+// exitCode an error "exit code N"; rejected is denied with its reason;
+// any other member (failure, error, timeout...) an error with its error,
+// message or stderr; a completed call without a result is a warning and
+// stays without one. The result's usage is the run's (inputTokens the
+// uncached prompt: an example states 3705 in and 7040 read from the
+// cache). A transcript's facts line before a stream (twasm import of a
+// saved output) gives the session id only when the stream names none.
+//
 // # Captures
 //
 // No public repository with a licence holds a real agent transcript or a

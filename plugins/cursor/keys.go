@@ -13,4 +13,8 @@ var keys = abi.NewKeySet(
 	"path", "rawArgs", "rawText", "result", "role", "row", "selectedImages", "session", "status",
 	"summary", "table", "text", "thinking", "timingInfo", "tokenCount", "tool_use_id", "toolCallId",
 	"toolFormerData", "type", "userDecision", "uuid", "value", "workspace",
+	// stream-json (stream.go)
+	"args", "arguments", "cacheReadTokens", "cacheWriteTokens", "call_id", "cwd", "diffString", "exitCode",
+	"interleavedOutput", "model", "model_call_id", "reason", "rejected", "session_id", "stderr", "stdout",
+	"subtype", "success", "timestamp_ms", "tool_call", "usage",
 )

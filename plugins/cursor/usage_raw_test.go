@@ -67,6 +67,9 @@ func rawCursorUsage(t *testing.T, _ string, raw []byte) plugintest.RawUsage {
 		}
 	}
 	var r plugintest.RawUsage
+	if streamRawUsage(raw, &r) {
+		return r
+	}
 	var in, out int64
 	for id, c := range counts {
 		if named[id] {
@@ -76,4 +79,38 @@ func rawCursorUsage(t *testing.T, _ string, raw []byte) plugintest.RawUsage {
 	}
 	r.Want.InputTokens, r.Want.OutputTokens = &in, &out
 	return r
+}
+
+// streamRawUsage reads the usage of a stream-json output's last result
+// line into r, and reports whether the input is such an output.
+func streamRawUsage(raw []byte, r *plugintest.RawUsage) bool {
+	stream := false
+	for _, l := range plugintest.Lines(raw) {
+		var line struct {
+			Type  string `json:"type"`
+			Usage *struct {
+				Input  int64 `json:"inputTokens"`
+				Output int64 `json:"outputTokens"`
+				Read   int64 `json:"cacheReadTokens"`
+				Write  int64 `json:"cacheWriteTokens"`
+			} `json:"usage"`
+		}
+		if json.Unmarshal(l, &line) != nil {
+			continue
+		}
+		switch line.Type {
+		case "system", "tool_call", "result":
+			stream = true
+		}
+		if line.Type == "result" && line.Usage != nil {
+			u := line.Usage
+			in, read, write, out := u.Input+u.Read+u.Write, u.Read, u.Write, u.Output
+			r.Stated = true
+			r.Want.InputTokens, r.Want.OutputTokens, r.Want.CacheReadTokens = &in, &out, &read
+			if write > 0 {
+				r.Want.CacheWriteTokens = &write
+			}
+		}
+	}
+	return stream
 }

@@ -82,7 +82,9 @@
 // save_memory → think (they record the agent's plan, not an action);
 // everything else (MCP tools) → other. A call without a result stays
 // dangling. Session files carry the real return value
-// (functionResponse.response.output, or .error), with the same statuses,
+// (functionResponse.response.output, or .error, of the parts that name
+// the call: some builds write in each call of a response the responses
+// of all its calls, each naming its own), with the same statuses,
 // except that a shell call (run_shell_command) whose output or error
 // states "Exit Code: N" on a line of its own (the CLI's trailer, after
 // the command's output: the last such line) has that exit code, and a
@@ -247,7 +249,14 @@
 // record): it is reported NoTerminal, and the host settles its status by
 // the session rule of spec §6.7 (error when an "error" record came after
 // the last answer, incomplete when it ends on a call without a result or
-// on a prompt without an answer, else ok), as for every session log. A
+// on a prompt without an answer, else ok), as for every session log.
+// The CLI records every error it shows as an error record
+// (useHistoryManager: a history item of type error), a slash command's
+// usage ("Please provide a file path to export the session to") as well
+// as a turn's API error: one that comes after an answer (a gemini record
+// with text and no calls) with no prompt or call since (a shell-mode
+// record starts no turn) is about no turn, a warning; any other is the
+// session's error, as before. A
 // session file read in the middle of a turn has nothing more to tell
 // it by: the CLI records a gemini message whole once its stream ended
 // (its thoughts with it), a call once it completed, and no turn's end.
@@ -290,14 +299,22 @@
 // record) is a message.user with origin "prompt"; a part holding the files
 // the CLI inlined for @path references ("--- Content from referenced files
 // ---"), the CLI's "<session_context>" (the date, the OS, the
-// workspace's files) or its "<system_note>" on an agent the user picked
-// (@generalist) has origin "injected_context". A functionResponse
+// workspace's files), its "<system_note>" on an agent the user picked
+// (@generalist) or its record of a command the user ran in shell mode
+// ("!cmd": "I ran the following shell command: ... This produced the
+// following result: ...", which no answer follows: not a prompt left
+// unanswered) has origin "injected_context". A functionResponse
 // part (0.46 JSONL files write each tool's result again as a user record
 // sent back to the model) is a tool_result block, never the prompt.
 //
 // Thinking. stream-json never carries thoughts. Session-file thoughts
 // become thinking blocks "subject\ndescription", before the message's text
-// and tool calls; parts marked thought:true are thinking blocks too.
+// and tool calls; parts marked thought:true are thinking blocks too,
+// unless the record lists its thoughts: builds that write the model's
+// response as its parts (thoughts, text, functionCall) state each
+// thought in both, once. A functionCall part is the call its record's
+// toolCalls state (its tool_use block follows the text), else a tool_use
+// block and a tool.call of its own; never text.
 //
 // Unmapped. Unknown stream-json event types are counted by type;
 // session-file records other than user, gemini, error, warning and info

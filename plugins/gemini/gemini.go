@@ -78,6 +78,11 @@ type normalizer struct {
 	called  map[string]bool
 	sayings map[uint64]bool
 	turns   int
+	// idle: the session's last turn ended with an answer (a gemini
+	// record with text and no calls) and no prompt or call followed it;
+	// an error record then is the CLI's about something else than a
+	// turn (a slash command's usage), not the session's error.
+	idle bool
 	// replay is the history the CLI is writing again as records of their
 	// own (replay.go), while it does.
 	replay replay

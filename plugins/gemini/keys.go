@@ -8,7 +8,7 @@ import "github.com/twasm/twasm/abi"
 // works, at the usual cost; TestKeysCoverGets keeps the list complete.
 var keys = abi.NewKeySet(
 	"$rewindTo", "$set", "agent_name", "agentId", "args", "cached", "command", "content", "delta",
-	"description", "error", "functionResponse", "id", "input", "input_tokens", "kind", "main", "message",
+	"description", "error", "functionCall", "functionResponse", "id", "input", "input_tokens", "kind", "main", "message",
 	"messages", "model", "models", "name", "objective", "output", "output_tokens", "parameters",
 	"response", "result", "resultDisplay", "role", "roles", "session_id", "sessionId", "severity",
 	"stats", "status", "subject", "text", "thought", "thoughts", "timestamp", "tokens", "tool",

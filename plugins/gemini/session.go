@@ -283,6 +283,9 @@ func (n *normalizer) sessionRecord(m abi.Value, out *sdk.Out) {
 		}
 		n.said(m, t)
 		n.turns++
+		if !shellRecord(m.Get("content")) {
+			n.idle = false
+		}
 		key := sdk.S(n.newKey("u"))
 		out.Open(key, sdk.Message{User: true, ID: id, Time: ts})
 		n.contentBlocks(key, m.Get("content"), sdk.OriginPrompt, out)
@@ -299,6 +302,7 @@ func (n *normalizer) sessionRecord(m abi.Value, out *sdk.Out) {
 				out.Ignored(sdk.S("message/gemini"))
 				it := m.Get("toolCalls").Iter()
 				for it.Next() {
+					n.idle = false
 					n.sessionCall(rid, it.Value(), ts, out)
 				}
 				return
@@ -307,11 +311,25 @@ func (n *normalizer) sessionRecord(m abi.Value, out *sdk.Out) {
 		}
 		n.said(m, t)
 		n.turns++
+		switch {
+		case m.Get("toolCalls").Len() > 0:
+			n.idle = false
+		case len(contentText(nil, m.Get("content"))) > 0:
+			n.idle = true
+		}
 		n.geminiRecord(m, id, ts, out)
 	case t.Is("error"):
 		e := sdk.Text(m.Get("content"))
 		if e.IsEmpty() {
 			e = sdk.S("gemini session error")
+		}
+		if n.idle {
+			// The CLI records every error it shows (useHistoryManager:
+			// an item of type error), a slash command's usage among
+			// them: after an answer, with no prompt or call since, it
+			// is not a turn's failure.
+			out.Warn("gemini: the CLI reported an error between turns: " + e.String())
+			return
 		}
 		n.lastErr = m.Get("content").String()
 		out.Status(sdk.StatusError, e, sdk.LevelError)
@@ -326,6 +344,23 @@ func (n *normalizer) sessionRecord(m abi.Value, out *sdk.Out) {
 	}
 }
 
+// shellRecord reports whether a user record's content is only the
+// CLI's record of a command the user ran in shell mode (InjectedContext's
+// shellCommand): no turn starts with it.
+func shellRecord(c abi.Value) bool {
+	if c.Kind() == abi.KindString {
+		return opens(c.Raw()[1:], shellCommand)
+	}
+	n := 0
+	for it := c.Iter(); it.Next(); n++ {
+		t := it.Value().Get("text")
+		if t.Kind() != abi.KindString || !opens(t.Raw()[1:], shellCommand) {
+			return false
+		}
+	}
+	return n > 0
+}
+
 // geminiRecord writes one model response of a session file: its thoughts,
 // its text and its tool calls, in the order the model produced them, then
 // the tool.call/tool.result pair of every call.
@@ -334,13 +369,14 @@ func (n *normalizer) geminiRecord(m abi.Value, id, ts sdk.Str, out *sdk.Out) {
 	model := m.Get("model")
 	out.Open(k, sdk.Message{ID: id, Model: sdk.StringOf(model), Time: ts})
 	n.model(model, out)
-	it := m.Get("thoughts").Iter()
+	thoughts := m.Get("thoughts")
+	it := thoughts.Iter()
 	for it.Next() {
 		th := it.Value()
 		out.Block(k, -1, sdk.Block{Type: sdk.BlockThinking, Thinking: thoughtText(th)})
 	}
-	n.contentBlocks(k, m.Get("content"), "", out)
 	calls := m.Get("toolCalls")
+	n.answerBlocks(k, m.Get("content"), calls, thoughts.Len() > 0, ts, out)
 	it = calls.Iter()
 	for it.Next() {
 		c := it.Value()
@@ -366,6 +402,50 @@ func (n *normalizer) geminiRecord(m abi.Value, id, ts sdk.Str, out *sdk.Out) {
 		n.sessionCall(m.Get("id"), it.Value(), ts, out)
 	}
 	out.Close(k, sdk.MessageEnd{Usage: u})
+}
+
+// answerBlocks adds the blocks of a gemini record's content. Newer
+// builds write the model's response there as its parts: its thoughts
+// (thought:true), its text and its function calls. A thought part when
+// the record lists its thoughts (thoughts[], written first) is one of
+// them, said again: not a second thinking block. A functionCall part is
+// a call the record's toolCalls state (their tool_use blocks follow the
+// text), else a tool_use block of its own, and its tool.call, as soon as
+// its id and name are known (a record written before its calls were
+// scheduled); never text.
+func (n *normalizer) answerBlocks(k sdk.Str, c, calls abi.Value, thoughts bool, ts sdk.Str, out *sdk.Out) {
+	if c.Kind() != abi.KindArray {
+		n.contentBlocks(k, c, "", out)
+		return
+	}
+	it := c.Iter()
+	for it.Next() {
+		p := it.Value()
+		fc := p.Get("functionCall")
+		switch {
+		case thoughts && p.Get("thought").Truthy() && p.Get("text").Kind() == abi.KindString:
+		case fc.Kind() == abi.KindObject:
+			id := fc.Get("id")
+			if lists(calls, id) || id.Kind() != abi.KindString || id.Is("") {
+				continue
+			}
+			out.Block(k, -1, sdk.Block{Type: sdk.BlockToolUse, ToolName: sdk.StringOf(fc.Get("name")), ToolID: sdk.Text(id), ToolInput: input(fc.Get("args"))})
+			call(id, fc.Get("name"), fc.Get("args"), ts, out)
+		default:
+			n.partBlock(k, p, "", out)
+		}
+	}
+}
+
+// lists reports whether toolCalls holds a call of id.
+func lists(calls, id abi.Value) bool {
+	it := calls.Iter()
+	for it.Next() {
+		if cid := it.Value().Get("id"); cid.Kind() == abi.KindString && cid.Is(sdk.View(id)) {
+			return true
+		}
+	}
+	return false
 }
 
 // contentText appends the answer text of a content value (a string, or
@@ -427,7 +507,7 @@ func (n *normalizer) sessionCall(rid, c abi.Value, msgTime sdk.Str, out *sdk.Out
 	}
 	rk := n.resultKey(rid, id)
 	if a := c.Get("agentId"); a.Kind() != abi.KindString || a.Is("") {
-		n.startAgent(id, c.Get("name"), c.Get("args"), c.Get("result").Index(0).Path("functionResponse", "response", "output"), rk, t, out)
+		n.startAgent(id, c.Get("name"), c.Get("args"), ownResponse(c.Get("result"), id).Path("functionResponse", "response", "output"), rk, t, out)
 	}
 	// else the sub-agent's own chat holds its conversation (Gemini CLI
 	// 0.39 and later name it so): its run is the child, linked here by
@@ -448,7 +528,7 @@ func (n *normalizer) sessionCall(rid, c abi.Value, msgTime sdk.Str, out *sdk.Out
 		// before the call finished; the call stays dangling.
 		return
 	}
-	r.Output, r.Error = functionOutput(c.Get("result"))
+	r.Output, r.Error = functionOutput(c.Get("result"), id)
 	if !r.Output.IsSet() {
 		// No functionResponse: the display string is all there is.
 		r.Output = sdk.StringOf(c.Get("resultDisplay"))
@@ -493,14 +573,24 @@ func (n *normalizer) resultKey(rid, id abi.Value) []byte {
 }
 
 // functionOutput reads the tool's return value from result[] parts:
-// functionResponse.response.output (or .error). Several parts are joined
-// with newlines.
-func functionOutput(res abi.Value) (output, errS sdk.Str) {
+// functionResponse.response.output (or .error) of the call id. Several
+// parts are joined with newlines. Some builds write, in each call of a
+// response that made several, the responses of them all (the batch sent
+// back to the model, each part naming its call): a part that names
+// another call is that call's, never this one's (its output, its error
+// and the exit code it states belong to it), as long as a part names
+// this call; parts that name no call are the call's.
+func functionOutput(res, id abi.Value) (output, errS sdk.Str) {
 	var parts []abi.Value
 	var errV abi.Value
+	own := namesCall(res, id)
 	it := res.Iter()
 	for it.Next() {
-		resp := it.Value().Path("functionResponse", "response")
+		fr := it.Value().Get("functionResponse")
+		if own && !ofCall(fr, id) {
+			continue
+		}
+		resp := fr.Get("response")
 		if o := resp.Get("output"); o.Exists() && o.Kind() != abi.KindNull {
 			parts = append(parts, o)
 		}
@@ -526,6 +616,39 @@ func functionOutput(res abi.Value) (output, errS sdk.Str) {
 		errS = ErrText(errV)
 	}
 	return output, errS
+}
+
+// namesCall reports whether a part of result[] is a functionResponse
+// naming the call id.
+func namesCall(res, id abi.Value) bool {
+	it := res.Iter()
+	for it.Next() {
+		if fr := it.Value().Get("functionResponse"); fr.Get("id").Kind() == abi.KindString && fr.Get("id").Is(sdk.View(id)) {
+			return true
+		}
+	}
+	return false
+}
+
+// ofCall reports whether a functionResponse is the call id's: it names
+// that call, or none.
+func ofCall(fr, id abi.Value) bool {
+	fid := fr.Get("id")
+	return fid.Kind() != abi.KindString || fid.Is("") || fid.Is(sdk.View(id))
+}
+
+// ownResponse is the first part of result[] that is the call id's (see
+// functionOutput), else the first part.
+func ownResponse(res, id abi.Value) abi.Value {
+	if namesCall(res, id) {
+		it := res.Iter()
+		for it.Next() {
+			if ofCall(it.Value().Get("functionResponse"), id) {
+				return it.Value()
+			}
+		}
+	}
+	return res.Index(0)
 }
 
 // endSession settles a session file: its final text; the host settles

@@ -462,38 +462,44 @@ func (n *normalizer) contentBlocks(key sdk.Str, c abi.Value, origin string, out 
 	case abi.KindArray:
 		it := c.Iter()
 		for it.Next() {
-			p := it.Value()
-			switch {
-			case p.Kind() == abi.KindString:
-				out.Block(key, -1, sdk.Block{Type: sdk.BlockText, Text: sdk.Text(p), Origin: origin})
-			case p.Get("text").Kind() == abi.KindString:
-				txt := p.Get("text")
-				if p.Get("thought").Truthy() {
-					out.Block(key, -1, sdk.Block{Type: sdk.BlockThinking, Thinking: sdk.Text(txt)})
-					continue
-				}
-				o := origin
-				if o == sdk.OriginPrompt && InjectedContext(txt.Raw()[1:]) {
-					// @file contents the CLI appended to the prompt, the
-					// session context it opens a chat with, or its note
-					// on the agent the user picked.
-					o = sdk.OriginInjected
-				}
-				out.Block(key, -1, sdk.Block{Type: sdk.BlockText, Text: sdk.Text(txt), Origin: o})
-			case p.Get("functionResponse").Kind() == abi.KindObject:
-				// A tool's result sent back to the model (JSONL session
-				// files write it as a user record): a tool_result, never
-				// the user's prompt.
-				out.Block(key, -1, functionResponse(p.Get("functionResponse")))
-			default:
-				// Inline data, file references: not text; keep their JSON
-				// so nothing the user sent is lost.
-				out.Block(key, -1, sdk.Block{Type: sdk.BlockText, Text: sdk.Text(p), Origin: origin})
-			}
+			n.partBlock(key, it.Value(), origin, out)
 		}
 	case abi.KindInvalid, abi.KindNull:
 	default:
 		out.Block(key, -1, sdk.Block{Type: sdk.BlockText, Text: sdk.Text(c), Origin: origin})
+	}
+}
+
+// partBlock adds the block of one part of a content list ({text},
+// {text, thought}, {functionResponse}, other parts kept as JSON text).
+func (n *normalizer) partBlock(key sdk.Str, p abi.Value, origin string, out *sdk.Out) {
+	switch {
+	case p.Kind() == abi.KindString:
+		out.Block(key, -1, sdk.Block{Type: sdk.BlockText, Text: sdk.Text(p), Origin: origin})
+	case p.Get("text").Kind() == abi.KindString:
+		txt := p.Get("text")
+		if p.Get("thought").Truthy() {
+			out.Block(key, -1, sdk.Block{Type: sdk.BlockThinking, Thinking: sdk.Text(txt)})
+			return
+		}
+		o := origin
+		if o == sdk.OriginPrompt && InjectedContext(txt.Raw()[1:]) {
+			// @file contents the CLI appended to the prompt, the
+			// session context it opens a chat with, its note on
+			// the agent the user picked, or its record of a
+			// command the user ran in shell mode.
+			o = sdk.OriginInjected
+		}
+		out.Block(key, -1, sdk.Block{Type: sdk.BlockText, Text: sdk.Text(txt), Origin: o})
+	case p.Get("functionResponse").Kind() == abi.KindObject:
+		// A tool's result sent back to the model (JSONL session
+		// files write it as a user record): a tool_result, never
+		// the user's prompt.
+		out.Block(key, -1, functionResponse(p.Get("functionResponse")))
+	default:
+		// Inline data, file references: not text; keep their JSON
+		// so nothing the user sent is lost.
+		out.Block(key, -1, sdk.Block{Type: sdk.BlockText, Text: sdk.Text(p), Origin: origin})
 	}
 }
 
@@ -525,11 +531,19 @@ const sessionContext = "<session_context>"
 // agent(s)...".
 const systemNote = "<system_note>"
 
+// shellCommand starts the user message the CLI adds to the history when
+// the user runs a command in shell mode ("!cmd"): "I ran the following
+// shell command:\n```sh\n<command>\n```\n\nThis produced the following
+// result:\n```\n<output>\n```" (shellCommandProcessor.ts,
+// addShellCommandToGeminiHistory; Qwen Code's the same). The CLI wrote
+// it, after a command the user ran himself; no answer follows it.
+const shellCommand = "I ran the following shell command:"
+
 // InjectedContext reports whether a prompt part (its raw JSON string, after the
 // quote) is context the CLI wrote: it starts, after blank lines, with
 // one of the CLI's markers.
 func InjectedContext(raw []byte) bool {
-	return opens(raw, referencedFiles, sessionContext, systemNote)
+	return opens(raw, referencedFiles, sessionContext, systemNote, shellCommand)
 }
 
 // opens reports whether a JSON string's raw text (after the quote)

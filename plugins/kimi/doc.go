@@ -66,6 +66,10 @@
 //     sub-agent's context is a file of its own (<uuid>_sub_N.jsonl, the
 //     same format; its first prompt the Task call's prompt), a child
 //     run of the session's linked at that call (Sub-agents below).
+//     The Kimi CLI's print mode (kimi --print --output-format
+//     stream-json) writes the same kosong messages, one a line, and
+//     ends with "To resume this session: kimi -r <id>" (not JSON): that
+//     line is the session's id (Meta), declared ignored.
 //
 // None has a terminal record: the step is reported with NoTerminal and
 // the host settles its status by the session rule of spec §6.7. `twasm
@@ -278,7 +282,7 @@
 // session whose last step failed is "error". A cancelled turn and a
 // compaction are warnings.
 //
-// Unmapped. Text that is not JSON is counted as "non_json", a JSON value
+// Unmapped. Text that is not JSON (but the print mode's resume hint) is counted as "non_json", a JSON value
 // that is not an object as "non_object", an object without a type as
 // "(no type)", a record of a type not known here by its type, a loop event
 // of an unknown type as "context.append_loop_event/<type>". The agents'

@@ -267,6 +267,13 @@ type call struct {
 func (n *normalizer) Line(l *sdk.Line, out *sdk.Out) error {
 	v := l.JSON()
 	if !v.Exists() {
+		if id := resumeHint(l.Raw); id != "" {
+			// The Kimi CLI's print mode ends its output with the
+			// session's id: "To resume this session: kimi -r <id>".
+			out.Meta(sdk.Meta{SessionID: sdk.S(id)})
+			out.Ignored(sdk.S("resume_hint"))
+			return nil
+		}
 		if len(sdk.TrimSpace(l.Raw)) > 0 {
 			out.Unmapped(sdk.S("non_json"))
 		}
@@ -351,6 +358,22 @@ func (n *normalizer) readFacts(v abi.Value, out *sdk.Out) {
 // start reports, at the first record, the format and the session id: a
 // wire log has no terminal record, the host settles the status by the
 // session rule of spec §6.7.
+// resumeHint is the session id of the line the Kimi CLI's print mode
+// (--print, text or stream-json) writes last, "To resume this session:
+// kimi -r <id>", else "".
+func resumeHint(raw []byte) string {
+	const p = "To resume this session: kimi -r "
+	t := sdk.TrimSpace(raw)
+	if !sdk.HasPrefix(t, p) {
+		return ""
+	}
+	id := string(sdk.TrimSpace(t[len(p):]))
+	if id == "" || strings.ContainsAny(id, " \t\"") || len(id) > 200 {
+		return ""
+	}
+	return id
+}
+
 func (n *normalizer) start(format string, out *sdk.Out) {
 	if n.started {
 		return

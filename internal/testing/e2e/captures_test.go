@@ -133,6 +133,7 @@ type expectations struct {
 	CostUSD            *float64         `json:"cost_usd"`
 	WarningsContains   []string         `json:"warnings_contains"`
 	PromptsOnce        []string         `json:"prompts_once"`
+	InjectedOnce       []string         `json:"injected_once"`
 	Sessions           *int             `json:"sessions"`
 	Cwd                *string          `json:"cwd"`
 	Project            *string          `json:"project"`
@@ -616,6 +617,12 @@ func checkExpectations(t *testing.T, exp *expectations, r *capturedRun) {
 			t.Errorf("prompts_once: %q appears %d times in the user's prompts (message.user text blocks of origin prompt), expected once", s, n)
 		}
 	}
+	injected := injectedTexts(r.events)
+	for _, s := range exp.InjectedOnce {
+		if n := strings.Count(injected, s); n != 1 {
+			t.Errorf("injected_once: %q appears %d times in the injected context (message.user text blocks of origin injected_context), expected once", s, n)
+		}
+	}
 	if exp.UserPromptContains != nil && !strings.Contains(userTexts(r.events), *exp.UserPromptContains) {
 		fail("user_prompt_contains", *exp.UserPromptContains, userTexts(r.events))
 	}
@@ -847,10 +854,21 @@ func userTexts(evs []*transcript.Event) string {
 // promptTexts is the text of the user's prompts: message.user text
 // blocks of origin prompt (or none), injected context left out.
 func promptTexts(evs []*transcript.Event) string {
+	return userTextsOf(evs, func(o transcript.Origin) bool { return o == transcript.OriginPrompt || o == "" })
+}
+
+// injectedTexts is the text of the context the agent injected:
+// message.user text blocks of origin injected_context.
+func injectedTexts(evs []*transcript.Event) string {
+	return userTextsOf(evs, func(o transcript.Origin) bool { return o == transcript.OriginInjected })
+}
+
+// userTextsOf joins the message.user text blocks whose origin keep takes.
+func userTextsOf(evs []*transcript.Event, keep func(transcript.Origin) bool) string {
 	var sb strings.Builder
 	for _, ev := range ofType(evs, transcript.MessageUser) {
 		for _, b := range ev.Message().Blocks {
-			if b.Type == transcript.BlockText && (b.Origin == transcript.OriginPrompt || b.Origin == "") {
+			if b.Type == transcript.BlockText && keep(b.Origin) {
 				sb.WriteString(b.Text)
 				sb.WriteString("\n\x00\n")
 			}
