@@ -195,6 +195,8 @@ func classifyLine(root abi.Value, sse bool) (vote, bool) {
 		return vote{"openai", "chat-sse", "OpenAI chat.completion.chunk events"}, true
 	case strings.HasPrefix(typ, "response.") && root.Get("sequence_number").Exists():
 		return vote{"openai", "responses-sse", "OpenAI Responses API stream events (" + typ + ")"}, true
+	case gooseStreamEvent(root, typ):
+		return vote{"goose", "stream-json", "goose run --output-format stream-json events (a message with its created time)"}, true
 	case droidEntry(root, typ):
 		return vote{"droid", "session", "a Factory Droid session record (" + typ + ")"}, true
 	case droidExecEvent(root, typ):
@@ -469,6 +471,19 @@ func qwenSystemSubtype(s string) bool {
 		return true
 	}
 	return false
+}
+
+// gooseStreamEvent recognises a message event of goose run
+// --output-format stream-json: {"type": "message", "message": {id, role,
+// created, content, metadata}}, the message a Goose session stores, its
+// created time in seconds; the event itself has no id or time (a Factory
+// Droid session record has both, and its message no created time).
+func gooseStreamEvent(root abi.Value, typ string) bool {
+	if typ != "message" || root.Get("id").Exists() || root.Get("timestamp").Exists() {
+		return false
+	}
+	m := root.Get("message")
+	return m.Get("role").Kind() == abi.KindString && m.Get("created").Kind() == abi.KindNumber && m.Get("content").Kind() == abi.KindArray
 }
 
 // gooseLine recognises a line of a Goose session file from before

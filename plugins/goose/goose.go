@@ -31,8 +31,8 @@ var Plugin = sdk.Plugin{
 		Name:        "goose",
 		Version:     "0.1.0",
 		Providers:   []string{"goose"},
-		Formats:     []string{fmtRows, fmtSession},
-		Description: "Goose (block/goose) sessions from its sessions.db, and its session files before it",
+		Formats:     []string{fmtRows, fmtSession, fmtStream},
+		Description: "Goose (block/goose) sessions from its sessions.db, its session files before it, and goose run's stream-json output",
 		SourceFacts: true,
 		Stores: []abi.Store{{
 			Name: "Goose", Kind: abi.StoreKindSQLite,
@@ -126,6 +126,10 @@ type normalizer struct {
 	lf  [len(lineNames)]abi.Value
 	rf  [len(rowNames)]abi.Value
 	buf []byte
+	// isStream is set once the input reads as goose run's stream-json
+	// output; st is what it keeps between lines (stream.go).
+	isStream bool
+	st       stream
 }
 
 // lineNames are the members of a line's object Line and row read, in the
@@ -199,6 +203,7 @@ func (n *normalizer) Line(l *sdk.Line, out *sdk.Out) error {
 		// A session file's first line: the session's metadata.
 		n.setFormat(out, fmtSession, "")
 		n.session(v, out)
+	case n.streamLine(v, sdk.View(v.Get("type")), out):
 	default:
 		out.Unmapped(sdk.S(nativeType(v)))
 	}
@@ -383,10 +388,36 @@ func seconds(v abi.Value) string {
 // message handles one message: its content items are its blocks, in
 // their slots; tool requests are calls, tool responses their results.
 func (n *normalizer) message(key, id, role string, content, metadata abi.Value, created string, out *sdk.Out) {
+	k, origin, ok := n.open(key, id, role, metadata, created, out)
+	if !ok {
+		return
+	}
+	if content.Kind() == abi.KindString {
+		// A session file may hold the content as a string: the list
+		// encoded as JSON, or the text itself.
+		if doc, ok := sdk.Parse([]byte(content.String())); ok && doc.Root().Kind() == abi.KindArray {
+			content = doc.Root()
+		} else {
+			out.Block(k, 0, sdk.Block{Type: sdk.BlockText, Text: sdk.S(content.String()), Origin: map[bool]string{true: origin}[role == "user"]})
+		}
+	} else if content.Kind() != abi.KindArray {
+		out.Unmapped(sdk.S("content_not_list"))
+	}
+	it := content.Iter()
+	for i := 0; it.Next(); i++ {
+		n.item(k, i, role == "user", origin, it.Value(), created, out)
+	}
+	out.Close(k, sdk.MessageEnd{})
+}
+
+// open opens message key of the role (ok false, and the message counted
+// unmapped, for a role other than user and assistant): its header, and
+// the origin of its user texts.
+func (n *normalizer) open(key, id, role string, metadata abi.Value, created string, out *sdk.Out) (k sdk.Str, origin string, ok bool) {
 	user := role == "user"
 	if role != "user" && role != "assistant" {
 		out.Unmapped(sdk.S("role:" + role))
-		return
+		return k, "", false
 	}
 	hdr := sdk.Message{User: user, ID: sdk.Opt(id), Time: sdk.Opt(created)}
 	if !user {
@@ -403,30 +434,15 @@ func (n *normalizer) message(key, id, role string, content, metadata abi.Value, 
 			}
 		}
 	}
-	k := sdk.S(key)
+	k = sdk.S(key)
 	out.Open(k, hdr)
 	// A user text the user did not see (userVisible false) is Goose's
 	// own: context it added, not the prompt.
-	origin := sdk.OriginPrompt
+	origin = sdk.OriginPrompt
 	if metadata.Get("userVisible").Kind() == abi.KindFalse {
 		origin = sdk.OriginInjected
 	}
-	if content.Kind() == abi.KindString {
-		// A session file may hold the content as a string: the list
-		// encoded as JSON, or the text itself.
-		if doc, ok := sdk.Parse([]byte(content.String())); ok && doc.Root().Kind() == abi.KindArray {
-			content = doc.Root()
-		} else {
-			out.Block(k, 0, sdk.Block{Type: sdk.BlockText, Text: sdk.S(content.String()), Origin: map[bool]string{true: origin}[user]})
-		}
-	} else if content.Kind() != abi.KindArray {
-		out.Unmapped(sdk.S("content_not_list"))
-	}
-	it := content.Iter()
-	for i := 0; it.Next(); i++ {
-		n.item(k, i, user, origin, it.Value(), created, out)
-	}
-	out.Close(k, sdk.MessageEnd{})
+	return k, origin, true
 }
 
 // item handles content item c at slot i of message k.
@@ -451,7 +467,7 @@ func (n *normalizer) item(k sdk.Str, i int, user bool, origin string, c abi.Valu
 			// A view, not a copy: what failureText returns is
 			// written at once.
 			if e, ok := failureText(sdk.View(text)); ok {
-				out.Error(e)
+				n.fail(out, e)
 			}
 		}
 	case "image":
@@ -478,12 +494,12 @@ func (n *normalizer) item(k sdk.Str, i int, user bool, origin string, c abi.Valu
 			// The provider refused the request for want of credits:
 			// Goose ends the turn on it (agent.rs, ProviderError::
 			// CreditsExhausted).
-			out.Error(sdk.ProviderError{Message: sdk.S(msg), Code: sdk.S("credits_exhausted")})
+			n.fail(out, sdk.ProviderError{Message: sdk.S(msg), Code: sdk.S("credits_exhausted")})
 		case "inlineMessage":
 			if strings.HasPrefix(msg, "Unable to continue:") {
 				// The context was still too long after compacting:
 				// Goose ends the turn (agent.rs).
-				out.Error(sdk.ProviderError{Message: sdk.S(msg), Code: sdk.S("context_length_exceeded")})
+				n.fail(out, sdk.ProviderError{Message: sdk.S(msg), Code: sdk.S("context_length_exceeded")})
 			} else {
 				out.Warn("Goose: " + msg)
 			}
@@ -496,7 +512,7 @@ func (n *normalizer) item(k sdk.Str, i int, user bool, origin string, c abi.Valu
 		if msg.Kind() != abi.KindString {
 			msg = c.Get("error")
 		}
-		out.Error(sdk.ProviderError{Message: sdk.S(errText(msg))})
+		n.fail(out, sdk.ProviderError{Message: sdk.S(errText(msg))})
 	case "conversationCompacted":
 		out.Warn("the conversation was compacted here: the model saw a summary of what came before")
 	case "contextLengthExceeded":
@@ -505,7 +521,7 @@ func (n *normalizer) item(k sdk.Str, i int, user bool, origin string, c abi.Valu
 		// 1f2f6b1): the provider refused the request as too long and
 		// Goose ended the turn (agent.rs, ProviderError::
 		// ContextLengthExceeded).
-		out.Error(sdk.ProviderError{Message: sdk.Text(c.Get("msg")), Code: sdk.S("context_length_exceeded")})
+		n.fail(out, sdk.ProviderError{Message: sdk.Text(c.Get("msg")), Code: sdk.S("context_length_exceeded")})
 	case "summarizationRequested":
 		// The same Goose's notice that it summarized the conversation
 		// ({msg}): the model saw a summary of what came before.
@@ -779,4 +795,8 @@ func toolKind(name string, input abi.Value) (string, sdk.Str) {
 }
 
 // End implements sdk.Normalizer.
-func (n *normalizer) End(out *sdk.Out) error { return nil }
+func (n *normalizer) End(out *sdk.Out) error {
+	// A stream-json run cut off mid-message: what came of it is written.
+	n.closeStream(out)
+	return nil
+}
