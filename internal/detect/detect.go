@@ -158,6 +158,8 @@ func classifyDoc(root abi.Value) (vote, bool) {
 		switch {
 		case has(root, "sessionId", "messages") && (root.Get("projectHash").Exists() || root.Get("startTime").Exists()):
 			return vote{"gemini", "session-file", "a Gemini CLI chat session file (sessionId, projectHash, messages)"}, true
+		case root.Get("messages").Kind() == abi.KindArray && strings.HasPrefix(root.Get("info").Get("id").String(), "ses_"):
+			return vote{"opencode", "export", "opencode export output (info of a session ses_…, messages)"}, true
 		case root.Get("messages").Kind() == abi.KindArray && (strings.HasPrefix(root.Get("id").String(), "T-") || has(root, "v", "created")):
 			return vote{"amp", "thread", "an Amp thread document (id T-…, messages)"}, true
 		case has(root, "session_id", "response", "stats"):

@@ -15,8 +15,8 @@ var Plugin = sdk.Plugin{
 		Name:        "opencode",
 		Version:     "0.1.0",
 		Providers:   []string{"opencode", "kilo"},
-		Formats:     []string{fmtRows, fmtTree, fmtJSON},
-		Description: "OpenCode (and Kilo CLI) sessions from its SQLite store and its older file tree, and opencode run --format json",
+		Formats:     []string{fmtRows, fmtTree, fmtJSON, fmtExport},
+		Description: "OpenCode (and Kilo CLI) sessions from its SQLite store and its older file tree, opencode run --format json, and opencode export",
 		Stores: []abi.Store{{
 			Name: "OpenCode", Kind: abi.StoreKindSQLite,
 			// OpenCode keeps its data in $XDG_DATA_HOME/opencode, else
@@ -51,6 +51,8 @@ var Plugin = sdk.Plugin{
 	},
 	New:  func(opts abi.BeginOptions) sdk.Normalizer { return &normalizer{msgs: map[string]*message{}} },
 	Keys: keys,
+	// opencode export prints the session as one pretty-printed document.
+	Reassemble: true,
 }
 
 // Queries are what the host reads of OpenCode's database (drizzle
@@ -88,9 +90,10 @@ var TreeFiles = []string{"session/*/{key}.json", "message/{key}/*.json", "part/{
 
 // Format names, as reported in OpMeta and the manifest.
 const (
-	fmtRows = "rows" // the host's row lines of the SQLite store
-	fmtTree = "tree" // the host's file lines and documents of the older file tree
-	fmtJSON = "json" // opencode run --format json
+	fmtRows   = "rows"   // the host's row lines of the SQLite store
+	fmtTree   = "tree"   // the host's file lines and documents of the older file tree
+	fmtJSON   = "json"   // opencode run --format json
+	fmtExport = "export" // opencode export: the session as one document
 )
 
 // What a document of the older file tree is, by its path's first
@@ -237,6 +240,8 @@ func (n *normalizer) Line(l *sdk.Line, out *sdk.Out) error {
 		n.setFormat(out, fmtJSON, v.Get("sessionID").String())
 		e := v.Get("error")
 		report(e.Get("name").String(), errMessage(e), out)
+	case v.Get("info").Kind() == abi.KindObject && v.Get("messages").Kind() == abi.KindArray:
+		n.export(v, out)
 	default:
 		out.Unmapped(sdk.S(nativeType(v)))
 	}
@@ -354,6 +359,35 @@ func (n *normalizer) treeDoc(v abi.Value, out *sdk.Out) {
 			return
 		}
 		n.part(msgID, v.Get("id").String(), v, abi.Value{}, "", out)
+	}
+}
+
+// export handles the output of opencode export (cli/cmd/export.ts): one
+// document {info, messages: [{info, parts}], todos}, the session's info,
+// then each message's info and its parts, as Session.messages returns
+// them (the same data as the database's rows and the older file tree's
+// documents, read by the same code). todos, the session's plan, is not
+// read. Kilo CLI's export is the same.
+func (n *normalizer) export(v abi.Value, out *sdk.Out) {
+	info := v.Get("info")
+	n.setFormat(out, fmtExport, info.Get("id").String())
+	n.session(info, info.Get("parentID"), info.Path("time", "created"), out)
+	for it := v.Get("messages").Iter(); it.Next(); {
+		mi := it.Value().Get("info")
+		id := mi.Get("id").String()
+		if id == "" {
+			out.Unmapped(sdk.S("message_without_id"))
+			continue
+		}
+		if n.copied(id, mi, abi.Value{}) {
+			out.Ignored(sdk.S(forkedHistory))
+			continue
+		}
+		n.part(id, "", abi.Value{}, mi, millis(mi.Path("time", "created")), out)
+		for pt := it.Value().Get("parts").Iter(); pt.Next(); {
+			p := pt.Value()
+			n.part(id, p.Get("id").String(), p, abi.Value{}, "", out)
+		}
 	}
 }
 
