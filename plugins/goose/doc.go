@@ -1,4 +1,4 @@
-// Package goose is the normalizer of Goose (block/goose). It reads three
+// Package goose is the normalizer of Goose (block/goose). It reads four
 // formats:
 //
 //   - "rows": Goose's SQLite store, sessions.db in its sessions
@@ -59,6 +59,16 @@
 //     --quiet a text banner, counted unmapped, precedes the events).
 //     goose run --output-format json (one pretty-printed {messages,
 //     metadata} document printed at the end) is not read.
+//   - "export": goose session export --format json (goose-cli's
+//     commands/session.rs: serde_json::to_string_pretty of the session
+//     get_session returns with its messages), reassembled from its lines
+//     by the SDK (sdk.Plugin.Reassemble): the session's record as a
+//     sessions row holds it (id, working_dir, the counters,
+//     model_config instead of model_config_json) and conversation, its
+//     messages in order, each read as a session file's (a copy's
+//     messages from before it was created left out, as below). The
+//     document is one raw line to the host. --format yaml and markdown
+//     are not read.
 //
 // A message ({role, created, content, metadata}; created in seconds, or
 // milliseconds past 10^10 where a build wrote those) is one message; its

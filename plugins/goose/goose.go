@@ -12,6 +12,7 @@ import (
 const (
 	fmtRows    = "rows"    // the host's row lines of sessions.db
 	fmtSession = "session" // a session file of Goose before sessions.db
+	fmtExport  = "export"  // goose session export --format json
 )
 
 // roots are the candidates for Goose's sessions directory, in Goose's
@@ -31,8 +32,8 @@ var Plugin = sdk.Plugin{
 		Name:        "goose",
 		Version:     "0.1.0",
 		Providers:   []string{"goose"},
-		Formats:     []string{fmtRows, fmtSession, fmtStream},
-		Description: "Goose (block/goose) sessions from its sessions.db, its session files before it, and goose run's stream-json output",
+		Formats:     []string{fmtRows, fmtSession, fmtStream, fmtExport},
+		Description: "Goose (block/goose) sessions from its sessions.db, its session files before it, goose session export's JSON and goose run's stream-json output",
 		SourceFacts: true,
 		Stores: []abi.Store{{
 			Name: "Goose", Kind: abi.StoreKindSQLite,
@@ -59,6 +60,9 @@ var Plugin = sdk.Plugin{
 	},
 	New:  func(opts abi.BeginOptions) sdk.Normalizer { return &normalizer{names: map[string]string{}} },
 	Keys: keys,
+	// goose session export --format json prints one pretty-printed
+	// document.
+	Reassemble: true,
 }
 
 // Queries are what the host reads of Goose's sessions.db (session_manager.rs:
@@ -199,6 +203,10 @@ func (n *normalizer) Line(l *sdk.Line, out *sdk.Out) error {
 			key = "m" + strconv.Itoa(n.seq)
 		}
 		n.message(key, id, sdk.View(role), content, v.Get("metadata"), seconds(v.Get("created")), out)
+	case v.Get("working_dir").Exists() && (v.Get("conversation").Kind() == abi.KindArray || v.Get("conversation").Kind() == abi.KindNull):
+		// goose session export --format json: the session and its
+		// conversation as one document.
+		n.export(v, out)
 	case n.seq == 0 && (v.Get("working_dir").Exists() || v.Get("message_count").Exists()):
 		// A session file's first line: the session's metadata.
 		n.setFormat(out, fmtSession, "")
@@ -259,6 +267,39 @@ func (n *normalizer) row(v abi.Value, out *sdk.Out) {
 		n.message(sdk.View(n.lf[lKey]), id, sdk.View(f[rRole]), f[rContent], f[rMetadata], created, out)
 	default:
 		out.Unmapped(sdk.S("row:" + n.lf[lTable].String()))
+	}
+}
+
+// export handles the output of goose session export --format json
+// (goose-cli's commands/session.rs: serde_json::to_string_pretty of the
+// session as SessionManager's get_session returns it, with its
+// messages): the session's record (its id, working_dir, counters and
+// model_config, as a sessions row holds them) and conversation, its
+// messages in order, each as a session file holds one.
+func (n *normalizer) export(v abi.Value, out *sdk.Out) {
+	if !n.meta {
+		n.meta = true
+		out.Meta(sdk.Meta{Format: sdk.S(fmtExport), NoTerminal: true, SessionID: sdk.Text(v.Get("id"))})
+	}
+	n.session(v, out)
+	for it := v.Get("conversation").Iter(); it.Next(); {
+		m := it.Value()
+		created := seconds(m.Get("created"))
+		if n.copied(created) {
+			out.Ignored(sdk.S(forkedHistory))
+			continue
+		}
+		n.seq++
+		id, key := "", "m"+strconv.Itoa(n.seq)
+		if idv := m.Get("id"); idv.Kind() == abi.KindString && idv.String() != "" {
+			id, key = idv.String(), idv.String()
+		}
+		role := m.Get("role")
+		if role.Kind() != abi.KindString {
+			out.Unmapped(sdk.S("message_without_role"))
+			continue
+		}
+		n.message(key, id, role.String(), m.Get("content"), m.Get("metadata"), created, out)
 	}
 }
 
@@ -323,7 +364,11 @@ func (n *normalizer) copied(t string) bool {
 // file's first line): its model, its parent, its usage and cost.
 func (n *normalizer) session(r abi.Value, out *sdk.Out) {
 	n.created = createdSecond(r)
-	if m := r.Get("model_config_json").Get("model_name"); m.Kind() == abi.KindString && m.String() != "" {
+	mc := r.Get("model_config_json")
+	if !mc.Exists() {
+		mc = r.Get("model_config") // a session export's
+	}
+	if m := mc.Get("model_name"); m.Kind() == abi.KindString && m.String() != "" {
 		n.model = m.String()
 		out.Meta(sdk.Meta{Model: sdk.S(n.model)})
 	}

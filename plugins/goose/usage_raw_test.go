@@ -3,6 +3,7 @@
 package goose_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"testing"
 
@@ -55,7 +56,13 @@ func rawGooseUsage(t *testing.T, _ string, raw []byte) plugintest.RawUsage {
 		StreamWrite *int64 `json:"cache_write_input_tokens"`
 	}
 	var last *gooseCounters
-	for _, l := range plugintest.Lines(raw) {
+	lines := plugintest.Lines(raw)
+	if t := bytes.TrimSpace(raw); len(t) > 0 && t[0] == '{' && json.Valid(t) {
+		// goose session export --format json: the session record as one
+		// (pretty-printed) document.
+		lines = [][]byte{t}
+	}
+	for _, l := range lines {
 		var line struct {
 			Twasm string `json:"$twasm"`
 			Table string `json:"table"`
