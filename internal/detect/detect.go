@@ -84,6 +84,7 @@ func Detect(sample []byte) (Result, error) {
 	if len(votes) == 0 {
 		return Result{}, fmt.Errorf("%w: no line of the first %d looks like the output of a known agent CLI or API", ErrUnknown, SampleLines)
 	}
+	votes = qwenHeadless(votes)
 	byProvider := map[string]vote{}
 	for _, v := range votes {
 		if _, seen := byProvider[v.provider]; !seen {
@@ -105,6 +106,34 @@ func Detect(sample []byte) (Result, error) {
 // aiderHistory recognises an Aider chat history
 // (.aider.chat.history.md): a line "# aider chat started at " among the
 // first SampleLines non-blank lines.
+// qwenHeadlessReason is the reason of a vote for Qwen Code's headless
+// output.
+const qwenHeadlessReason = "qwen -p --output-format stream-json (Claude Code's record types; the init names qwen_code_version)"
+
+// qwenHeadless drops the votes for Claude Code's stream-json when the
+// sample holds Qwen Code's headless init: Qwen Code's qwen -p
+// --output-format stream-json writes Claude Code's record types
+// (packages/cli/src/nonInteractive), so its other records vote for
+// Claude; its init alone names qwen_code_version.
+func qwenHeadless(votes []vote) []vote {
+	qwen := false
+	for _, v := range votes {
+		if v.provider == "qwen" && v.reason == qwenHeadlessReason {
+			qwen = true
+		}
+	}
+	if !qwen {
+		return votes
+	}
+	kept := votes[:0]
+	for _, v := range votes {
+		if v.provider != "claude" || v.format != "stream-json" {
+			kept = append(kept, v)
+		}
+	}
+	return kept
+}
+
 func aiderHistory(sample []byte) (vote, bool) {
 	n := 0
 	for _, line := range bytes.Split(sample, []byte("\n")) {
@@ -148,6 +177,9 @@ func classifyDoc(root abi.Value) (vote, bool) {
 	switch root.Kind() {
 	case abi.KindArray:
 		first := root.Index(0)
+		if first.Get("type").Is("system") && first.Get("qwen_code_version").Exists() {
+			return vote{"qwen", "stream-json", "qwen -p --output-format json (a JSON array of messages whose init names qwen_code_version)"}, true
+		}
 		if first.Get("type").Is("system") || first.Get("type").Is("assistant") || first.Get("type").Is("result") {
 			return vote{"claude", "json", "a JSON array of Claude Code stream records (--output-format json with --verbose)"}, true
 		}
@@ -268,6 +300,8 @@ func classifyLine(root abi.Value, sse bool) (vote, bool) {
 		return vote{"qwen", "session", "a Qwen Code chat record (" + typ + ")"}, true
 	case has(root, "parentUuid", "sessionId") || root.Get("isSidechain").Exists():
 		return vote{"claude", "session-log", "a Claude Code session log (parentUuid, sessionId)"}, true
+	case typ == "system" && root.Get("session_id").Exists() && root.Get("qwen_code_version").Exists():
+		return vote{"qwen", "stream-json", qwenHeadlessReason}, true
 	case (typ == "system" || typ == "assistant" || typ == "user" || typ == "result" || typ == "stream_event") && root.Get("session_id").Exists():
 		return vote{"claude", "stream-json", "Claude Code stream-json records (" + typ + ")"}, true
 	case geminiStreamEvent(root, typ):
