@@ -53,6 +53,12 @@ func Detect(sample []byte) (Result, error) {
 		}
 	}
 	if len(votes) == 0 {
+		// A session export too long for the sample to hold whole.
+		if v, ok := exportPrefix(trimmed); ok {
+			votes = append(votes, v)
+		}
+	}
+	if len(votes) == 0 {
 		// An Aider chat history: markdown, not JSON.
 		if v, ok := aiderHistory(sample); ok {
 			votes = append(votes, v)
@@ -648,6 +654,22 @@ func clinePrefix(b []byte) (vote, bool) {
 		return vote{"cline", "task", "the start of a Cline task's conversation (api_conversation_history.json, the task in <task> tags)"}, true
 	case bytes.HasPrefix(b, []byte(`[{"ts":`)) && bytes.Contains(b[:min(len(b), 200)], []byte(`,"type":"say","say":"`)):
 		return vote{"cline", "task", "the start of a Cline task's UI messages (ui_messages.json)"}, true
+	}
+	return vote{}, false
+}
+
+// exportPrefix recognises the start of a session export longer than
+// the sample: opencode export's {"info": {"id": "ses_…", and goose session
+// export --format json's {"id": …, "working_dir": …, with its counters or
+// conversation (both pretty-printed: read compacted).
+func exportPrefix(b []byte) (vote, bool) {
+	b = compactJSONPrefix(b[:min(len(b), 4096)])
+	switch {
+	case bytes.HasPrefix(b, []byte(`{"info":{"id":"ses_`)):
+		return vote{"opencode", "export", "the start of opencode export output (info of a session ses_…)"}, true
+	case bytes.HasPrefix(b, []byte(`{"id":"`)) && bytes.Contains(b[:min(len(b), 400)], []byte(`","working_dir":"`)) &&
+		(bytes.Contains(b, []byte(`"conversation":[`)) || bytes.Contains(b, []byte(`"accumulated_total_tokens":`))):
+		return vote{"goose", "export", "the start of goose session export --format json (a session with working_dir)"}, true
 	}
 	return vote{}, false
 }

@@ -42,9 +42,12 @@
 //     info is a row's "message", a part its "data"). todos, the session's
 //     plan, is not read. The document is one raw line to the host; an
 //     export made while an answer ran reads incomplete, as the store
-//     read mid-turn does. The goldens export_* are written by hand from
-//     export.ts and the shape of a real OpenCode 1.18.18 export a user's
-//     notes quote (no licence: read, not copied).
+//     read mid-turn does (the session was exported while OpenCode wrote
+//     it). The goldens export_* are written by hand from export.ts;
+//     testdata/captures/opencode holds three real exports of OpenCode
+//     1.2.5 (victoryforphil/dark-factory, MIT), and a detection of the
+//     start of an export longer than detection's sample reads them
+//     (internal/detect, exportPrefix).
 //
 // Parts: text and reasoning are text and thinking blocks (a synthetic
 // text of a user message is injected context, a file attachment or a

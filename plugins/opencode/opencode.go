@@ -828,7 +828,11 @@ func (n *normalizer) End(out *sdk.Out) error {
 			// newest message is an answer OpenCode has not finished. A
 			// later sync, after it finished, hands its rows again with
 			// time.completed set.
-			out.Status(sdk.StatusIncomplete, sdk.S("the turn has not finished: the last assistant message "+m.id+" has no time.completed (the store was read while OpenCode was writing it)"), sdk.LevelError)
+			read := "the store was read"
+			if n.format == fmtExport {
+				read = "the session was exported"
+			}
+			out.Status(sdk.StatusIncomplete, sdk.S("the turn has not finished: the last assistant message "+m.id+" has no time.completed ("+read+" while OpenCode was writing it)"), sdk.LevelError)
 		case m.errName == "MessageAbortedError":
 			// The user stopped the session's last answer: the turn
 			// was cut, as a Codex turn_aborted or a Pi response
