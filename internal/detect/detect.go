@@ -660,15 +660,16 @@ func clinePrefix(b []byte) (vote, bool) {
 
 // exportPrefix recognises the start of a session export longer than
 // the sample: opencode export's {"info": {"id": "ses_…", and goose session
-// export --format json's {"id": …, "working_dir": …, with its counters or
-// conversation (both pretty-printed: read compacted).
+// export --format json's {"id": …, "working_dir": …, with its counters,
+// conversation or user_set_name, which come before or after a large
+// extension_data (both pretty-printed: read compacted).
 func exportPrefix(b []byte) (vote, bool) {
 	b = compactJSONPrefix(b[:min(len(b), 4096)])
 	switch {
 	case bytes.HasPrefix(b, []byte(`{"info":{"id":"ses_`)):
 		return vote{"opencode", "export", "the start of opencode export output (info of a session ses_…)"}, true
 	case bytes.HasPrefix(b, []byte(`{"id":"`)) && bytes.Contains(b[:min(len(b), 400)], []byte(`","working_dir":"`)) &&
-		(bytes.Contains(b, []byte(`"conversation":[`)) || bytes.Contains(b, []byte(`"accumulated_total_tokens":`))):
+		(bytes.Contains(b, []byte(`"conversation":[`)) || bytes.Contains(b, []byte(`"accumulated_total_tokens":`)) || bytes.Contains(b, []byte(`"user_set_name":`))):
 		return vote{"goose", "export", "the start of goose session export --format json (a session with working_dir)"}, true
 	}
 	return vote{}, false

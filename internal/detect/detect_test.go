@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/twasm/twasm/golden"
@@ -33,6 +34,7 @@ func TestDetect(t *testing.T) {
 		// The sample holds only the start of a long export.
 		{"opencode export, cut by the sample", "{\n  \"info\": {\n    \"id\": \"ses_39b5d713cffeRgAoxPIwS3Plus\",\n    \"slug\": \"jolly-eagle\"\n  },\n  \"messages\": [\n    {\n      \"info\": {\n        \"role\": \"user\",\n        \"time\": {\n          \"created\": 1771214900942", "opencode", "export", nil},
 		{"goose session export, cut by the sample", "{\n  \"id\": \"20251103_4\",\n  \"working_dir\": \"/p\",\n  \"name\": \"n\",\n  \"accumulated_total_tokens\": 21600,\n  \"conversation\": [\n    {\"id\": \"m\", \"role\": \"user\", \"created\": 1762161300, \"content\": [{\"type\": \"text\", \"text\": \"hi", "goose", "export", nil},
+		{"goose session export cut inside a large extension_data", "{\n  \"id\": \"20260611_1\",\n  \"working_dir\": \"/tmp/workspace\",\n  \"name\": \"n\",\n  \"user_set_name\": false,\n  \"session_type\": \"user\",\n  \"extension_data\": {\n    \"todo.v0\": {\n      \"content\": \"" + strings.Repeat("x", 5000), "goose", "export", nil},
 		{"goose session export", "{\n  \"id\": \"20251103_4\",\n  \"working_dir\": \"/p\",\n  \"name\": \"n\",\n  \"conversation\": [\n    {\"id\": \"m\", \"role\": \"user\", \"created\": 1762161300, \"content\": [{\"type\": \"text\", \"text\": \"hi\"}]}\n  ]\n}\n", "goose", "export", nil},
 		{"opencode export", "{\n  \"info\": {\n    \"id\": \"ses_1\",\n    \"directory\": \"/p\"\n  },\n  \"messages\": [\n    {\n      \"info\": {\"id\": \"msg_1\", \"role\": \"user\"},\n      \"parts\": []\n    }\n  ]\n}\n", "opencode", "export", nil},
 		{"goose run stream-json", `{"type":"message","message":{"id":"MHyb","role":"assistant","created":1,"content":[{"type":"toolRequest","id":"shell-954","toolCall":{"status":"success","value":{"name":"shell","arguments":{"command":"echo hi"}}}}],"metadata":{"userVisible":true}}}` + "\n" + `{"type":"complete","total_tokens":12463,"input_tokens":12296,"output_tokens":66}`, "goose", "stream-json", nil},
