@@ -382,14 +382,7 @@ func (n *normalizer) session(r abi.Value, out *sdk.Out) {
 	}
 	// Goose's accumulated counters are the session's, over every call:
 	// as Goose states them, its input counting cached tokens.
-	u := sdk.Usage{
-		Input: sdk.IntOf(r.Get("accumulated_input_tokens")), Output: sdk.IntOf(r.Get("accumulated_output_tokens")),
-		CacheRead: sdk.IntOf(r.Get("accumulated_cache_read_tokens")), CacheWrite: sdk.IntOf(r.Get("accumulated_cache_write_tokens")),
-		Total: sdk.IntOf(r.Get("accumulated_total_tokens")),
-	}
-	_, in := u.Input.Value()
-	_, outOK := u.Output.Value()
-	if in || outOK {
+	if u, ok := countersOf(r, sessionCounters); ok {
 		out.Usage(u, sdk.ModeSet)
 	} else if plain := lastCallUsage(r); plain != "" {
 		// The plain counters are the last model call's alone: every
@@ -402,6 +395,28 @@ func (n *normalizer) session(r abi.Value, out *sdk.Out) {
 	if c, ok := r.Get("accumulated_cost").Float(); ok {
 		out.Cost(c, sdk.ModeSet)
 	}
+}
+
+// Where Goose states a session's counters: its record's accumulated ones
+// (input, output, cache read, cache write, total), and goose run
+// stream-json's complete event, which gives the same under other names.
+var (
+	sessionCounters = [5]string{"accumulated_input_tokens", "accumulated_output_tokens", "accumulated_cache_read_tokens", "accumulated_cache_write_tokens", "accumulated_total_tokens"}
+	streamCounters  = [5]string{"input_tokens", "output_tokens", "cache_read_input_tokens", "cache_write_input_tokens", "total_tokens"}
+)
+
+// countersOf reads v's counters named by names (input, output, cache
+// read, cache write, total: Goose's input counts cached tokens); ok is
+// false when v states neither input nor output.
+func countersOf(v abi.Value, names [5]string) (sdk.Usage, bool) {
+	u := sdk.Usage{
+		Input: sdk.IntOf(v.Get(names[0])), Output: sdk.IntOf(v.Get(names[1])),
+		CacheRead: sdk.IntOf(v.Get(names[2])), CacheWrite: sdk.IntOf(v.Get(names[3])),
+		Total: sdk.IntOf(v.Get(names[4])),
+	}
+	_, in := u.Input.Value()
+	_, o := u.Output.Value()
+	return u, in || o
 }
 
 // lastCallUsage is the plain counters of a session record, as words

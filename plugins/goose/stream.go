@@ -150,14 +150,7 @@ func (n *normalizer) closeStream(out *sdk.Out) {
 // It states no status: a run that reported an error ends in error, any
 // other ends ok.
 func (n *normalizer) complete(v abi.Value, out *sdk.Out) {
-	u := sdk.Usage{
-		Input: sdk.IntOf(v.Get("input_tokens")), Output: sdk.IntOf(v.Get("output_tokens")),
-		CacheRead: sdk.IntOf(v.Get("cache_read_input_tokens")), CacheWrite: sdk.IntOf(v.Get("cache_write_input_tokens")),
-		Total: sdk.IntOf(v.Get("total_tokens")),
-	}
-	_, in := u.Input.Value()
-	_, o := u.Output.Value()
-	if in || o {
+	if u, ok := countersOf(v, streamCounters); ok {
 		out.Usage(u, sdk.ModeSet)
 	} else if t, ok := v.Get("total_tokens").Int(); ok {
 		out.Warn("Goose stated only a total of " + strconv.FormatInt(t, 10) + " tokens for this run, no input or output: no usage is reported")
