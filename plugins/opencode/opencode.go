@@ -338,16 +338,7 @@ func (n *normalizer) treeDoc(v abi.Value, out *sdk.Out) {
 	case docSession:
 		n.session(v, v.Get("parentID"), v.Path("time", "created"), out)
 	case docMessage:
-		id := v.Get("id").String()
-		if id == "" {
-			out.Unmapped(sdk.S("message_without_id"))
-			return
-		}
-		if n.copied(id, v, abi.Value{}) {
-			out.Ignored(sdk.S(forkedHistory))
-			return
-		}
-		n.part(id, "", abi.Value{}, v, millis(v.Path("time", "created")), out)
+		n.messageInfo(v, out)
 	case docPart:
 		msgID := v.Get("messageID").String()
 		if msgID == "" {
@@ -373,22 +364,34 @@ func (n *normalizer) export(v abi.Value, out *sdk.Out) {
 	n.setFormat(out, fmtExport, info.Get("id").String())
 	n.session(info, info.Get("parentID"), info.Path("time", "created"), out)
 	for it := v.Get("messages").Iter(); it.Next(); {
-		mi := it.Value().Get("info")
-		id := mi.Get("id").String()
-		if id == "" {
-			out.Unmapped(sdk.S("message_without_id"))
+		id, ok := n.messageInfo(it.Value().Get("info"), out)
+		if !ok {
 			continue
 		}
-		if n.copied(id, mi, abi.Value{}) {
-			out.Ignored(sdk.S(forkedHistory))
-			continue
-		}
-		n.part(id, "", abi.Value{}, mi, millis(mi.Path("time", "created")), out)
 		for pt := it.Value().Get("parts").Iter(); pt.Next(); {
 			p := pt.Value()
 			n.part(id, p.Get("id").String(), p, abi.Value{}, "", out)
 		}
 	}
+}
+
+// messageInfo handles a message's info (a document of the older file
+// tree, or a message of opencode export's): the message, opened with it.
+// ok is false, and the id empty, for a message without an id (counted
+// unmapped) or one a fork copied from its parent (declared ignored): its
+// parts are not read.
+func (n *normalizer) messageInfo(info abi.Value, out *sdk.Out) (id string, ok bool) {
+	id = info.Get("id").String()
+	if id == "" {
+		out.Unmapped(sdk.S("message_without_id"))
+		return "", false
+	}
+	if n.copied(id, info, abi.Value{}) {
+		out.Ignored(sdk.S(forkedHistory))
+		return "", false
+	}
+	n.part(id, "", abi.Value{}, info, millis(info.Path("time", "created")), out)
+	return id, true
 }
 
 // millis is an integer of milliseconds since 1970 as RFC 3339 ("" when
