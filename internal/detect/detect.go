@@ -196,6 +196,9 @@ func classifyDoc(root abi.Value) (vote, bool) {
 		switch {
 		case has(root, "sessionId", "messages") && (root.Get("projectHash").Exists() || root.Get("startTime").Exists()):
 			return vote{"gemini", "session-file", "a Gemini CLI chat session file (sessionId, projectHash, messages)"}, true
+		case root.Get("messages").Kind() == abi.KindArray && root.Get("metadata").Get("status").Kind() == abi.KindString &&
+			root.Get("messages").Index(0).Get("created").Kind() == abi.KindNumber:
+			return vote{"goose", "json", "goose run --output-format json (messages with their created time, metadata with the run's status)"}, true
 		case root.Get("working_dir").Exists() && has(root, "id", "conversation") && (root.Get("conversation").Kind() == abi.KindArray || root.Get("conversation").Kind() == abi.KindNull):
 			return vote{"goose", "export", "goose session export --format json (a session with working_dir and conversation)"}, true
 		case root.Get("messages").Kind() == abi.KindArray && strings.HasPrefix(root.Get("info").Get("id").String(), "ses_"):

@@ -1,4 +1,4 @@
-// Package goose is the normalizer of Goose (block/goose). It reads four
+// Package goose is the normalizer of Goose (block/goose). It reads five
 // formats:
 //
 //   - "rows": Goose's SQLite store, sessions.db in its sessions
@@ -57,8 +57,14 @@
 //     The stream names no session, working directory or prompt (goose run
 //     prints neither its -t text nor the session id there; without
 //     --quiet a text banner, counted unmapped, precedes the events).
-//     goose run --output-format json (one pretty-printed {messages,
-//     metadata} document printed at the end) is not read.
+//   - "json": goose run --output-format json (session/mod.rs,
+//     JsonOutput), one pretty-printed document printed when the run ends
+//     (reassembled, sdk.Plugin.Reassemble): {messages, metadata:
+//     {total_tokens, status}}; messages are read as a session file's,
+//     status "completed" ends the run ok and any other in error (a fork
+//     of Goose writes "failed" with an error code, kept in the message);
+//     total_tokens is the session's plain counter, the last model call's
+//     (as a sessions row's): no usage is reported, a warning gives it.
 //   - "export": goose session export --format json (goose-cli's
 //     commands/session.rs: serde_json::to_string_pretty of the session
 //     get_session returns with its messages), reassembled from its lines

@@ -13,6 +13,7 @@ const (
 	fmtRows    = "rows"    // the host's row lines of sessions.db
 	fmtSession = "session" // a session file of Goose before sessions.db
 	fmtExport  = "export"  // goose session export --format json
+	fmtJSON    = "json"    // goose run --output-format json
 )
 
 // roots are the candidates for Goose's sessions directory, in Goose's
@@ -32,7 +33,7 @@ var Plugin = sdk.Plugin{
 		Name:        "goose",
 		Version:     "0.1.0",
 		Providers:   []string{"goose"},
-		Formats:     []string{fmtRows, fmtSession, fmtStream, fmtExport},
+		Formats:     []string{fmtRows, fmtSession, fmtStream, fmtExport, fmtJSON},
 		Description: "Goose (block/goose) sessions from its sessions.db, its session files before it, goose session export's JSON and goose run's stream-json output",
 		SourceFacts: true,
 		Stores: []abi.Store{{
@@ -203,6 +204,10 @@ func (n *normalizer) Line(l *sdk.Line, out *sdk.Out) error {
 			key = "m" + strconv.Itoa(n.seq)
 		}
 		n.message(key, id, sdk.View(role), content, v.Get("metadata"), seconds(v.Get("created")), out)
+	case v.Get("messages").Kind() == abi.KindArray && v.Get("metadata").Get("status").Kind() == abi.KindString:
+		// goose run --output-format json: the run's conversation and how
+		// it ended, as one document.
+		n.runJSON(v, out)
 	case v.Get("working_dir").Exists() && (v.Get("conversation").Kind() == abi.KindArray || v.Get("conversation").Kind() == abi.KindNull):
 		// goose session export --format json: the session and its
 		// conversation as one document.
@@ -282,7 +287,14 @@ func (n *normalizer) export(v abi.Value, out *sdk.Out) {
 		out.Meta(sdk.Meta{Format: sdk.S(fmtExport), NoTerminal: true, SessionID: sdk.Text(v.Get("id"))})
 	}
 	n.session(v, out)
-	for it := v.Get("conversation").Iter(); it.Next(); {
+	n.conversation(v.Get("conversation"), out)
+}
+
+// conversation handles a list of messages (a session export's
+// conversation, goose run json's messages), each as a session file holds
+// one; a copy's messages from before its creation are the original's.
+func (n *normalizer) conversation(list abi.Value, out *sdk.Out) {
+	for it := list.Iter(); it.Next(); {
 		m := it.Value()
 		created := seconds(m.Get("created"))
 		if n.copied(created) {
@@ -300,6 +312,35 @@ func (n *normalizer) export(v abi.Value, out *sdk.Out) {
 			continue
 		}
 		n.message(key, id, role.String(), m.Get("content"), m.Get("metadata"), created, out)
+	}
+}
+
+// runJSON handles the output of goose run --output-format json
+// (goose-cli's session/mod.rs, JsonOutput): {messages, metadata:
+// {total_tokens, status}}, printed once when the run ends. messages is
+// the session's conversation; metadata.status "completed" ends the run
+// ok, any other (a fork of Goose writes "failed", with an error code)
+// in error. total_tokens is the session's plain counter, the last model
+// call's alone (update_session_metrics, as for a sessions row): not the
+// run's usage, which the document does not state; a warning gives it.
+func (n *normalizer) runJSON(v abi.Value, out *sdk.Out) {
+	if !n.meta {
+		n.meta = true
+		out.Meta(sdk.Meta{Format: sdk.S(fmtJSON)})
+	}
+	n.conversation(v.Get("messages"), out)
+	md := v.Get("metadata")
+	if t, ok := md.Get("total_tokens").Int(); ok {
+		out.Warn("goose run's json output states only its last model call's total (" + strconv.FormatInt(t, 10) + " tokens), not the run's: no usage is reported")
+	}
+	if st := md.Get("status"); st.Is("completed") {
+		out.Status(sdk.StatusOK, sdk.Str{}, sdk.LevelTerminal)
+	} else {
+		e := "Goose ended the run with status " + st.String()
+		if code := md.Get("error"); code.Kind() == abi.KindString && !code.Is("") {
+			e += ": " + code.String()
+		}
+		out.Status(sdk.StatusError, sdk.S(e), sdk.LevelTerminal)
 	}
 }
 

@@ -113,3 +113,49 @@ func TestStreamJSON(t *testing.T) {
 		})
 	}
 }
+
+// TestRunJSON: goose run --output-format json (session/mod.rs,
+// JsonOutput: {messages, metadata: {total_tokens, status}}, pretty-printed
+// once at the end) is read: the conversation, the status (completed: ok;
+// another, as a fork of Goose writes "failed" with an error code: error),
+// and no usage, for total_tokens is the session's plain counter, the last
+// model call's (a warning says so). Before, the document's lines were
+// unmapped: no message, no call, status incomplete.
+func TestRunJSON(t *testing.T) {
+	doc := func(status, extra string) string {
+		return "{\n  \"messages\": [\n    " + strings.Join([]string{
+			`{"id":null,"role":"user","created":1771715820,"content":[{"type":"text","text":"List the files."}],"metadata":{"userVisible":true,"agentVisible":true}}`,
+			`{"id":"chatcmpl-1","role":"assistant","created":1771715822,"content":[{"type":"toolRequest","id":"call_1","toolCall":{"status":"success","value":{"name":"developer__shell","arguments":{"command":"ls"}}}}],"metadata":{"userVisible":true,"agentVisible":true}}`,
+			`{"id":null,"role":"user","created":1771715823,"content":[{"type":"toolResponse","id":"call_1","toolResult":{"status":"success","value":{"content":[{"type":"text","text":"a.go"}],"isError":false}}}],"metadata":{"userVisible":true,"agentVisible":true}}`,
+			`{"id":"chatcmpl-2","role":"assistant","created":1771715825,"content":[{"type":"text","text":"One file: a.go."}],"metadata":{"userVisible":true,"agentVisible":true}}`,
+		}, ",\n    ") + "\n  ],\n  \"metadata\": {\n    \"total_tokens\": 2928,\n    \"status\": \"" + status + "\"" + extra + "\n  }\n}\n"
+	}
+	for _, tc := range []struct {
+		name, raw, status, err string
+	}{
+		{"completed", doc("completed", ""), "ok", ""},
+		{"failed", doc("failed", ",\n    \"error\": \"provider_auth\""), "error", "failed: provider_auth"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := plugintest.Run(t, goose.Plugin, []byte(tc.raw), normalize.Options{Provider: "goose"})
+			if o.Result.Status != tc.status || !strings.Contains(o.Result.Error, tc.err) || o.Result.Format != "json" {
+				t.Errorf("status %q (%q) format %q, want %q (%q) json", o.Result.Status, o.Result.Error, o.Result.Format, tc.status, tc.err)
+			}
+			if st, _ := o.ResultStatus("call_1"); st != "ok" {
+				t.Errorf("call_1's status %q, want ok", st)
+			}
+			if got := strings.Join(o.Texts(plugintest.Assistant), ""); got != "One file: a.go." {
+				t.Errorf("assistant texts %q", got)
+			}
+			if o.Result.Usage != nil && o.Result.Usage.InputTokens != nil {
+				t.Errorf("usage %+v, want none (total_tokens is the last call's)", o.Result.Usage)
+			}
+			if w := strings.Join(o.Result.Warnings, "|"); !strings.Contains(w, "last model call's total (2928 tokens)") {
+				t.Errorf("warnings %q", w)
+			}
+			if len(o.Result.Unmapped) != 0 {
+				t.Errorf("unmapped %v", o.Result.Unmapped)
+			}
+		})
+	}
+}
