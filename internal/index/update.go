@@ -408,11 +408,18 @@ type batch struct {
 	// (flushDocs); args is the chunk's arguments, reused.
 	rows []docRow
 	args []any
+	// texts are the fts rows of the run being read, by their text, kind,
+	// role and tool (textKey): a document whose text the run already has
+	// shares that row (docs.fid) instead of indexing it again (reused
+	// from file to file; writer.shared). keyBuf is textKey's, reused.
+	texts  map[textKey]int64
+	keyBuf []byte
 }
 
 // docRow is a document's row in docs.
 type docRow struct {
 	id, rid, ts, off, thash                  int64
+	fid                                      int64 // docs.fid: 0 for NULL, the document's own fts row
 	seq                                      uint64
 	path, role, tool, origin, status, callID string
 	iteration, kind, part                    int
@@ -426,7 +433,7 @@ type docRow struct {
 const docChunk = 64
 
 // docColumns are the columns of a docs row, in docRow.values' order.
-const docColumns = `docs(id, rid, seq, path, iteration, ts, kind, role, tool, origin, status, call_id, off, part, thash)`
+const docColumns = `docs(id, rid, seq, path, iteration, ts, kind, role, tool, origin, status, call_id, off, part, thash, fid)`
 
 // insertDocsSQL inserts docChunk documents, each numbered by SQLite
 // (the largest id plus one, one after another: flushDocs checks that
@@ -437,8 +444,8 @@ const docColumns = `docs(id, rid, seq, path, iteration, ts, kind, role, tool, or
 // conflict rule ABORT, would make every chunk a segment; OR FAIL, which
 // keeps the rows already written when a row fails (none does: nothing
 // here is NULL, and the ids are new), needs no journal.
-var insertDocsSQL = `INSERT OR FAIL INTO docs(rid, seq, path, iteration, ts, kind, role, tool, origin, status, call_id, off, part, thash) VALUES ` +
-	strings.TrimSuffix(strings.Repeat(`(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), `, docChunk), ", ")
+var insertDocsSQL = `INSERT OR FAIL INTO docs(rid, seq, path, iteration, ts, kind, role, tool, origin, status, call_id, off, part, thash, fid) VALUES ` +
+	strings.TrimSuffix(strings.Repeat(`(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), `, docChunk), ", ")
 
 // maxDocSQL is the largest document id: the one before the id SQLite
 // gives the next row inserted without one.
@@ -450,7 +457,11 @@ func (r *docRow) values(args []any, withID bool) []any {
 	if withID {
 		args = append(args, r.id)
 	}
-	return append(args, r.rid, r.seq, r.path, r.iteration, r.ts, r.kind, r.role, r.tool, r.origin, r.status, r.callID, r.off, r.part, r.thash)
+	var fid any // NULL: its own fts row
+	if r.fid != 0 {
+		fid = r.fid
+	}
+	return append(args, r.rid, r.seq, r.path, r.iteration, r.ts, r.kind, r.role, r.tool, r.origin, r.status, r.callID, r.off, r.part, r.thash, fid)
 }
 
 // flushDocs inserts the documents read and not yet in docs (batch.rows):
@@ -563,7 +574,7 @@ func (b *batch) begin(ctx context.Context) error {
 		stmt **sql.Stmt
 		q    string
 	}{
-		{&b.doc, `INSERT INTO ` + docColumns + ` VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`},
+		{&b.doc, `INSERT INTO ` + docColumns + ` VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`},
 		{&b.docChunk, insertDocsSQL},
 		{&b.maxDoc, maxDocSQL},
 		{&b.outcome, outcomeSQL},
@@ -745,7 +756,7 @@ func (b *batch) file(ctx context.Context, id string) (*fileRow, error) {
 // what its transcript said of others.
 func removeTx(ctx context.Context, tx *sql.Tx, id string) error {
 	for _, q := range []string{
-		`DELETE FROM fts WHERE rowid IN (SELECT id FROM docs WHERE rid = (SELECT rid FROM runs WHERE run_id = ?))`,
+		`DELETE FROM fts WHERE rowid IN (SELECT id FROM docs WHERE rid = (SELECT rid FROM runs WHERE run_id = ?) AND fid IS NULL)`,
 		`DELETE FROM docs WHERE rid = (SELECT rid FROM runs WHERE run_id = ?)`,
 		`DELETE FROM runs WHERE run_id = ?`,
 		`DELETE FROM superseded WHERE src = ?`,
@@ -850,7 +861,11 @@ func (ix *Index) updateFile(ctx context.Context, b *batch, path, id string, row 
 		return err
 	}
 	st.Indexed++
-	w := &writer{batch: b, run: run, whole: from == 0, docs: map[int][]int64{}}
+	if b.texts == nil || len(b.texts) > 1<<12 {
+		b.texts = map[textKey]int64{} // a long run's map is not kept for the next
+	}
+	clear(b.texts)
+	w := &writer{batch: b, run: run, whole: from == 0, docs: map[int][]int64{}, textsRead: from == 0}
 	end, err := w.read(ctx, io.NewSectionReader(f, from, size-from), from, st)
 	if err != nil {
 		return err
@@ -950,6 +965,79 @@ type writer struct {
 	whole bool
 	pairs transcript.Pairer
 	docs  map[int][]int64
+	// textsRead says batch.texts holds the run's fts rows: from the
+	// start of a file, those read; a file read on from where indexing
+	// stopped loads the rows indexed before at its first document
+	// (shared).
+	textsRead bool
+}
+
+// textKey is what makes two documents of a run one fts row: their
+// text (docs.thash) and their kind, role and tool (the row's tags
+// column), hashed.
+type textKey struct{ text, tags uint64 }
+
+// textKeyOf is the textKey of a document of kind (kindCode), role and
+// tool whose text hashes to thash.
+func (b *batch) textKeyOf(kind int, role, tool string, thash int64) textKey {
+	k := append(b.keyBuf[:0], byte(kind))
+	k = append(k, role...)
+	k = append(k, 0)
+	k = append(k, tool...)
+	b.keyBuf = k
+	return textKey{uint64(thash), xxhash.Sum64(k)}
+}
+
+// shared returns the fts row that document id of the run (its kind,
+// role, tool and text hash) shares: that of the run's earlier document
+// with the same text, kind, role and tool, or 0 when it has none (the
+// document's own row, id, is noted for those after it). So bm25 counts
+// a text a run repeats verbatim once: context injected again, a system
+// prompt sent with every turn, a tool's output repeated. The rule
+// depends on the run alone: an index built in one pass and one built
+// as the run grew share the same rows.
+func (w *writer) shared(ctx context.Context, kind int, role, tool string, thash, id int64) (int64, error) {
+	if !w.textsRead {
+		if err := w.loadTexts(ctx); err != nil {
+			return 0, err
+		}
+	}
+	key := w.textKeyOf(kind, role, tool, thash)
+	if fid, ok := w.texts[key]; ok {
+		return fid, nil
+	}
+	w.texts[key] = id
+	return 0, nil
+}
+
+// loadTexts reads the fts rows the run's documents indexed before this
+// read hold (their documents whose fid is NULL) into batch.texts.
+func (w *writer) loadTexts(ctx context.Context) error {
+	w.textsRead = true
+	if err := w.flushDocs(ctx); err != nil { // the run's rows read in this transaction too
+		return err
+	}
+	rows, err := w.tx.QueryContext(ctx, `SELECT id, kind, role, tool, thash FROM docs WHERE rid = ? AND fid IS NULL`, w.run.rid)
+	if err != nil {
+		return fmt.Errorf("index: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id, thash int64
+		var kind int
+		var role, tool string
+		if err := rows.Scan(&id, &kind, &role, &tool, &thash); err != nil {
+			return fmt.Errorf("index: %w", err)
+		}
+		key := w.textKeyOf(kind, role, tool, thash)
+		if _, ok := w.texts[key]; !ok {
+			w.texts[key] = id
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("index: %w", err)
+	}
+	return nil
 }
 
 // read indexes every complete line of r (which starts at file offset
@@ -1267,15 +1355,22 @@ func (w *writer) event(ctx context.Context, ev *line, t time.Time, off int64, st
 		}
 		id := w.nextID
 		w.nextID++
-		w.rows = append(w.rows, docRow{id: id, rid: r.rid, seq: ev.Seq, path: ev.Path, iteration: ev.Iteration, ts: ts, kind: kindCode(d.kind),
-			role: d.role, tool: d.tool, origin: d.origin, status: d.status, callID: d.callID, off: off, part: part, thash: textHash(d.text)})
+		kind, thash := kindCode(d.kind), textHash(d.text)
+		fid, err := w.shared(ctx, kind, d.role, d.tool, thash, id)
+		if err != nil {
+			return err
+		}
+		w.rows = append(w.rows, docRow{id: id, rid: r.rid, seq: ev.Seq, path: ev.Path, iteration: ev.Iteration, ts: ts, kind: kind,
+			role: d.role, tool: d.tool, origin: d.origin, status: d.status, callID: d.callID, off: off, part: part, thash: thash, fid: fid})
 		if len(w.rows) == docChunk {
 			if err := w.flushDocs(ctx); err != nil {
 				return err
 			}
 		}
-		if _, err := w.text.ExecContext(ctx, id, d.text, filterTags(d.kind, d.role, d.tool)); err != nil {
-			return fmt.Errorf("index: %w", err)
+		if fid == 0 {
+			if _, err := w.text.ExecContext(ctx, id, d.text, filterTags(d.kind, d.role, d.tool)); err != nil {
+				return fmt.Errorf("index: %w", err)
+			}
 		}
 		if d.kind == "tool_call" && d.callID != "" && w.whole {
 			if call < 0 {
