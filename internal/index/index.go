@@ -231,7 +231,18 @@ type Index struct {
 // again (a text in a thousand sessions would count once), would have to
 // count its documents before a run leaves it, and RankAmong's newest
 // would be told by the row's first document, years old for a new
-// session's system prompt.
+// session's system prompt. Measured on top of schema 12 (an experiment:
+// one map of texts for the whole build, no lookup in the index, so not
+// what an incremental build would share; farm-bench -n 7 --vs schema
+// 12's build, 128 MiB archive): injected context and system prompts
+// (origin set) shared across runs 0.80x (8,553 of 81,935 documents
+// sharing a row, against 4,196 within their run; 1.88 s of CPU, 15.0
+// cpu-s/GiB, against 2.31 s), every text 0.49x (77,213). What is left
+// of a build's CPU at schema 12 (pprof, GODEBUG=asyncpreemptoff=1):
+// FTS5's insert 41% (its hash of pending terms 27%, the unicode61
+// tokenizer itself 6%), line decoding 13%, docs rows 12% (a third of
+// it binding 64x15 values), syscalls 9%, commits 6% (segments, WAL
+// checkpoints), allocation and GC 6%.
 const (
 	pendingBytes        = 4 << 20
 	defaultPendingBytes = 1 << 20 // FTS5's own, stored again at commit
