@@ -128,10 +128,11 @@ CREATE TABLE docs(
   -- output), which the document shares: bm25 counts a run's text once.
   fid INTEGER
 );
--- docs_run: a run's documents (removeTx) and, by its call
--- id, a tool call's (outcomeSQL): one index for both, the call id ''
--- for every document but a call waiting for its result.
-CREATE INDEX docs_run ON docs(rid, call_id);
+-- docs_run: a run's documents (removeTx), by its call id a tool call's
+-- (outcomeSQL), and by its text's hash the document of a grown run whose
+-- fts row a new one shares (textRowSQL): one index for all three, the
+-- call id '' for every document but a call waiting for its result.
+CREATE INDEX docs_run ON docs(rid, call_id, thash);
 -- docs_shared: the documents sharing another's fts row, by that row,
 -- through which a match of the row finds them all (searchWhere); the
 -- others (fid NULL) are not in it.

@@ -888,6 +888,37 @@ FROM docs d JOIN runs r ON r.rid = d.rid WHERE r.run_id = ? ORDER BY d.seq`, id)
 	assert.Equal(t, other, hits[0].RunID)
 }
 
+// TestRepeatedCallSharedWhileWaiting: a tool call still waiting for its
+// result when its run grows (its call id still set in docs) shares its
+// row with the same call made again in the part read later.
+func TestRepeatedCallSharedWhileWaiting(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	store := recorder.NewStore(root)
+	call := func(id string) func(ctx context.Context, s *lifecycle.Step) error {
+		return func(ctx context.Context, s *lifecycle.Step) error {
+			in, _ := json.Marshal(map[string]string{"command": "make lint"})
+			return s.Record(ctx, &transcript.Event{Type: transcript.ToolCall, Payload: &transcript.ToolPayload{Name: "Bash", CallID: id, Input: in, Command: "make lint", Fidelity: transcript.FidelityAgentEmitted}})
+		}
+	}
+	run, err := lifecycle.Start(ctx, store, lifecycle.RunOptions{Name: "waits"})
+	require.NoError(t, err)
+	require.NoError(t, run.StepAt(ctx, "one", 0, transcript.KindAgent, call("c1")))
+	require.NoError(t, run.Detach())
+	ix, _ := openUpdated(t, root)
+	require.Equal(t, []string{"c1"}, queryStrings(t, ix, `SELECT call_id FROM docs`), "the call waits")
+
+	run, err = lifecycle.Attach(ctx, store, run.RunID(), lifecycle.RunOptions{})
+	require.NoError(t, err)
+	require.NoError(t, run.StepAt(ctx, "two", 0, transcript.KindAgent, call("c2")))
+	require.NoError(t, run.Finish(ctx, nil))
+	st, err := ix.Update(ctx)
+	require.NoError(t, err)
+	require.Equal(t, 0, st.Reindexed)
+	assert.Equal(t, 1, ftsRows(t, ix), "the second call shares the waiting one's row")
+	assert.Len(t, search(t, ix, Query{Text: "lint", Every: true}), 2)
+}
+
 // copyTranscripts copies root's transcripts into a new storage root
 // without its index, and returns it.
 func copyTranscripts(t *testing.T, root string) string {

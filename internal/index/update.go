@@ -414,6 +414,9 @@ type batch struct {
 	// from file to file; writer.shared). keyBuf is textKey's, reused.
 	texts  map[textKey]int64
 	keyBuf []byte
+	// textRow finds the fts row a grown run already has for a text
+	// (textRowSQL).
+	textRow *sql.Stmt
 }
 
 // docRow is a document's row in docs.
@@ -582,6 +585,7 @@ func (b *batch) begin(ctx context.Context) error {
 		{&b.text, `INSERT INTO fts(rowid, text, tags) VALUES(?, ?, ?)`},
 		{&b.saveRun, saveRunSQL},
 		{&b.fileRow, fileSQL},
+		{&b.textRow, textRowSQL},
 	} {
 		if *st.stmt, err = tx.PrepareContext(ctx, st.q); err != nil {
 			b.rollback()
@@ -592,12 +596,12 @@ func (b *batch) begin(ctx context.Context) error {
 }
 
 func (b *batch) closeStmts() {
-	for _, s := range []*sql.Stmt{b.doc, b.docChunk, b.maxDoc, b.text, b.outcome, b.setStatus, b.saveRun, b.fileRow} {
+	for _, s := range []*sql.Stmt{b.doc, b.docChunk, b.maxDoc, b.text, b.outcome, b.setStatus, b.saveRun, b.fileRow, b.textRow} {
 		if s != nil {
 			s.Close()
 		}
 	}
-	b.doc, b.docChunk, b.maxDoc, b.text, b.outcome, b.setStatus, b.saveRun, b.fileRow = nil, nil, nil, nil, nil, nil, nil, nil
+	b.doc, b.docChunk, b.maxDoc, b.text, b.outcome, b.setStatus, b.saveRun, b.fileRow, b.textRow = nil, nil, nil, nil, nil, nil, nil, nil, nil
 }
 
 // commit commits the open transaction, if any.
@@ -865,7 +869,7 @@ func (ix *Index) updateFile(ctx context.Context, b *batch, path, id string, row 
 		b.texts = map[textKey]int64{} // a long run's map is not kept for the next
 	}
 	clear(b.texts)
-	w := &writer{batch: b, run: run, whole: from == 0, docs: map[int][]int64{}, textsRead: from == 0}
+	w := &writer{batch: b, run: run, whole: from == 0, docs: map[int][]int64{}}
 	end, err := w.read(ctx, io.NewSectionReader(f, from, size-from), from, st)
 	if err != nil {
 		return err
@@ -965,11 +969,9 @@ type writer struct {
 	whole bool
 	pairs transcript.Pairer
 	docs  map[int][]int64
-	// textsRead says batch.texts holds the run's fts rows: from the
-	// start of a file, those read; a file read on from where indexing
-	// stopped loads the rows indexed before at its first document
-	// (shared).
-	textsRead bool
+	// flushed says the documents of the run read before this read of a
+	// grown file are in docs, where textRowSQL finds them (shared).
+	flushed bool
 }
 
 // textKey is what makes two documents of a run one fts row: their
@@ -994,50 +996,65 @@ func (b *batch) textKeyOf(kind int, role, tool string, thash int64) textKey {
 // document's own row, id, is noted for those after it). So bm25 counts
 // a text a run repeats verbatim once: context injected again, a system
 // prompt sent with every turn, a tool's output repeated. The rule
-// depends on the run alone: an index built in one pass and one built
-// as the run grew share the same rows.
+// depends on the run alone: a file read from its start has every row of
+// its run in batch.texts; a grown file read from where indexing stopped
+// asks the index for a text it has not met in this read (textRowSQL,
+// through docs_run: reading every document of a run of 20,000 for each
+// update of it took 25 ms, where the update took 2), so that an index
+// built as the run grew shares the rows a build from nothing shares.
 func (w *writer) shared(ctx context.Context, kind int, role, tool string, thash, id int64) (int64, error) {
-	if !w.textsRead {
-		if err := w.loadTexts(ctx); err != nil {
-			return 0, err
-		}
-	}
 	key := w.textKeyOf(kind, role, tool, thash)
 	if fid, ok := w.texts[key]; ok {
 		return fid, nil
+	}
+	if !w.whole {
+		fid, err := w.textRowOf(ctx, kind, role, tool, thash)
+		if err != nil {
+			return 0, err
+		}
+		if fid != 0 {
+			w.texts[key] = fid
+			return fid, nil
+		}
 	}
 	w.texts[key] = id
 	return 0, nil
 }
 
-// loadTexts reads the fts rows the run's documents indexed before this
-// read hold (their documents whose fid is NULL) into batch.texts.
-func (w *writer) loadTexts(ctx context.Context) error {
-	w.textsRead = true
-	if err := w.flushDocs(ctx); err != nil { // the run's rows read in this transaction too
-		return err
+// textRowSQL finds the document of a run that holds a text's fts row
+// (its fid NULL) by the text's hash, kind, role and tool, through
+// docs_run: among the documents without a call id, then among the tool
+// calls still waiting for their results (a few), whose call id is set.
+const textRowSQL = `SELECT id FROM docs WHERE rid = ?1 AND call_id = '' AND thash = ?2 AND fid IS NULL AND kind = ?3 AND role = ?4 AND tool = ?5
+UNION ALL
+SELECT id FROM docs WHERE rid = ?1 AND call_id > '' AND thash = ?2 AND fid IS NULL AND kind = ?3 AND role = ?4 AND tool = ?5
+LIMIT 1`
+
+// textRowOf is the fts row the run being read already has for a text
+// (textRowSQL), 0 when it has none. The run's documents still waiting
+// in batch.rows (the run read earlier in this transaction) go into
+// docs first.
+func (w *writer) textRowOf(ctx context.Context, kind int, role, tool string, thash int64) (int64, error) {
+	if !w.flushed {
+		w.flushed = true
+		for i := range w.rows {
+			if w.rows[i].rid == w.run.rid {
+				if err := w.flushDocs(ctx); err != nil {
+					return 0, err
+				}
+				break
+			}
+		}
 	}
-	rows, err := w.tx.QueryContext(ctx, `SELECT id, kind, role, tool, thash FROM docs WHERE rid = ? AND fid IS NULL`, w.run.rid)
+	var fid int64
+	err := w.textRow.QueryRowContext(ctx, w.run.rid, thash, kind, role, tool).Scan(&fid)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, nil
+	}
 	if err != nil {
-		return fmt.Errorf("index: %w", err)
+		return 0, fmt.Errorf("index: %w", err)
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var id, thash int64
-		var kind int
-		var role, tool string
-		if err := rows.Scan(&id, &kind, &role, &tool, &thash); err != nil {
-			return fmt.Errorf("index: %w", err)
-		}
-		key := w.textKeyOf(kind, role, tool, thash)
-		if _, ok := w.texts[key]; !ok {
-			w.texts[key] = id
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return fmt.Errorf("index: %w", err)
-	}
-	return nil
+	return fid, nil
 }
 
 // read indexes every complete line of r (which starts at file offset
