@@ -919,6 +919,34 @@ func TestRepeatedCallSharedWhileWaiting(t *testing.T) {
 	assert.Len(t, search(t, ix, Query{Text: "lint", Every: true}), 2)
 }
 
+// TestSameTextOtherToolNotShared: the same text in one run under another
+// tool (or kind, or role) keeps a row of its own, whose tags say its
+// tool: a search filtered by the tool (matched in FTS5's tags column)
+// finds each.
+func TestSameTextOtherToolNotShared(t *testing.T) {
+	root := t.TempDir()
+	recordSteps(t, root, func(ctx context.Context, s *lifecycle.Step) error {
+		for _, tool := range []string{"Bash", "Read", "Bash"} {
+			err := s.Record(ctx, &transcript.Event{Type: transcript.ToolResult, Payload: &transcript.ToolPayload{Name: tool, CallID: "c-" + tool, Output: "zephyr done", Status: "ok", Fidelity: transcript.FidelityAgentEmitted}})
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	ix, st := openUpdated(t, root)
+	require.Equal(t, 3, st.Docs)
+	assert.Equal(t, 2, ftsRows(t, ix), "Bash's output once, Read's once")
+	for tool, n := range map[string]int{"Bash": 2, "Read": 1} {
+		res, err := ix.SearchResults(context.Background(), Query{Text: "zephyr", Tool: tool, Every: true, Limit: 5})
+		require.NoError(t, err)
+		assert.Len(t, res.Hits, n, tool)
+		for _, h := range res.Hits {
+			assert.Equal(t, tool, h.Tool)
+		}
+	}
+}
+
 // copyTranscripts copies root's transcripts into a new storage root
 // without its index, and returns it.
 func copyTranscripts(t *testing.T, root string) string {

@@ -411,9 +411,8 @@ type batch struct {
 	// texts are the fts rows of the run being read, by their text, kind,
 	// role and tool (textKey): a document whose text the run already has
 	// shares that row (docs.fid) instead of indexing it again (reused
-	// from file to file; writer.shared). keyBuf is textKey's, reused.
-	texts  map[textKey]int64
-	keyBuf []byte
+	// from file to file; writer.shared).
+	texts map[textKey]int64
 	// textRow finds the fts row a grown run already has for a text
 	// (textRowSQL).
 	textRow *sql.Stmt
@@ -975,19 +974,13 @@ type writer struct {
 }
 
 // textKey is what makes two documents of a run one fts row: their
-// text (docs.thash) and their kind, role and tool (the row's tags
-// column), hashed.
-type textKey struct{ text, tags uint64 }
-
-// textKeyOf is the textKey of a document of kind (kindCode), role and
-// tool whose text hashes to thash.
-func (b *batch) textKeyOf(kind int, role, tool string, thash int64) textKey {
-	k := append(b.keyBuf[:0], byte(kind))
-	k = append(k, role...)
-	k = append(k, 0)
-	k = append(k, tool...)
-	b.keyBuf = k
-	return textKey{uint64(thash), xxhash.Sum64(k)}
+// text (by its hash, docs.thash, as search folds hits) and their kind
+// (kindCode), role and tool (the row's tags column), compared as they
+// are: tags made of a transcript's strings could be made to collide.
+type textKey struct {
+	thash      int64
+	kind       int
+	role, tool string
 }
 
 // shared returns the fts row that document id of the run (its kind,
@@ -1003,7 +996,7 @@ func (b *batch) textKeyOf(kind int, role, tool string, thash int64) textKey {
 // update of it took 25 ms, where the update took 2), so that an index
 // built as the run grew shares the rows a build from nothing shares.
 func (w *writer) shared(ctx context.Context, kind int, role, tool string, thash, id int64) (int64, error) {
-	key := w.textKeyOf(kind, role, tool, thash)
+	key := textKey{thash, kind, role, tool}
 	if fid, ok := w.texts[key]; ok {
 		return fid, nil
 	}
