@@ -430,14 +430,14 @@ func (a *Agent) feed(ctx context.Context, p []byte) error {
 		a.ahead -= k
 		w = w[k:]
 	}
-	if err := a.writeRaw(w, false); err != nil {
+	// The last bytes of a file Run reads are flushed at once: written
+	// with the flush, a read shorter than a frame is encoded as it is,
+	// not copied into the writer first (the same frame).
+	if err := a.writeRaw(w, a.lastChunk); err != nil {
 		return err
 	}
 	if a.lastChunk {
 		a.lastChunk = false
-		if err := a.flushRaw(); err != nil {
-			return err
-		}
 		a.startEarlySync()
 	}
 	if a.streamChunk == 0 {

@@ -61,6 +61,12 @@ func Detect(sample []byte) (Result, error) {
 		}
 	}
 	if len(votes) == 0 {
+		// A session export too long for the sample to hold whole.
+		if v, ok := exportPrefix(trimmed); ok {
+			votes = append(votes, v)
+		}
+	}
+	if len(votes) == 0 {
 		// An Aider chat history: markdown, not JSON.
 		if v, ok := aiderHistory(sample); ok {
 			votes = append(votes, v)
@@ -92,6 +98,7 @@ func Detect(sample []byte) (Result, error) {
 	if len(votes) == 0 {
 		return Result{}, fmt.Errorf("%w: no line of the first %d looks like the output of a known agent CLI or API", ErrUnknown, SampleLines)
 	}
+	votes = qwenHeadless(votes)
 	byProvider := map[string]vote{}
 	for _, v := range votes {
 		if _, seen := byProvider[v.provider]; !seen {
@@ -113,6 +120,34 @@ func Detect(sample []byte) (Result, error) {
 // aiderHistory recognises an Aider chat history
 // (.aider.chat.history.md): a line "# aider chat started at " among the
 // first SampleLines non-blank lines.
+// qwenHeadlessReason is the reason of a vote for Qwen Code's headless
+// output.
+const qwenHeadlessReason = "qwen -p --output-format stream-json (Claude Code's record types; the init names qwen_code_version)"
+
+// qwenHeadless drops the votes for Claude Code's stream-json when the
+// sample holds Qwen Code's headless init: Qwen Code's qwen -p
+// --output-format stream-json writes Claude Code's record types
+// (packages/cli/src/nonInteractive), so its other records vote for
+// Claude; its init alone names qwen_code_version.
+func qwenHeadless(votes []vote) []vote {
+	qwen := false
+	for _, v := range votes {
+		if v.provider == "qwen" && v.reason == qwenHeadlessReason {
+			qwen = true
+		}
+	}
+	if !qwen {
+		return votes
+	}
+	kept := votes[:0]
+	for _, v := range votes {
+		if v.provider != "claude" || v.format != "stream-json" {
+			kept = append(kept, v)
+		}
+	}
+	return kept
+}
+
 func aiderHistory(sample []byte) (vote, bool) {
 	n := 0
 	for _, line := range bytes.Split(sample, []byte("\n")) {
@@ -156,6 +191,9 @@ func classifyDoc(root abi.Value) (vote, bool) {
 	switch root.Kind() {
 	case abi.KindArray:
 		first := root.Index(0)
+		if first.Get("type").Is("system") && first.Get("qwen_code_version").Exists() {
+			return vote{"qwen", "stream-json", "qwen -p --output-format json (a JSON array of messages whose init names qwen_code_version)"}, true
+		}
 		if first.Get("type").Is("system") || first.Get("type").Is("assistant") || first.Get("type").Is("result") {
 			return vote{"claude", "json", "a JSON array of Claude Code stream records (--output-format json with --verbose)"}, true
 		}
@@ -166,6 +204,13 @@ func classifyDoc(root abi.Value) (vote, bool) {
 		switch {
 		case has(root, "sessionId", "messages") && (root.Get("projectHash").Exists() || root.Get("startTime").Exists()):
 			return vote{"gemini", "session-file", "a Gemini CLI chat session file (sessionId, projectHash, messages)"}, true
+		case root.Get("messages").Kind() == abi.KindArray && root.Get("metadata").Get("status").Kind() == abi.KindString &&
+			root.Get("messages").Index(0).Get("created").Kind() == abi.KindNumber:
+			return vote{"goose", "json", "goose run --output-format json (messages with their created time, metadata with the run's status)"}, true
+		case root.Get("working_dir").Exists() && has(root, "id", "conversation") && (root.Get("conversation").Kind() == abi.KindArray || root.Get("conversation").Kind() == abi.KindNull):
+			return vote{"goose", "export", "goose session export --format json (a session with working_dir and conversation)"}, true
+		case root.Get("messages").Kind() == abi.KindArray && strings.HasPrefix(root.Get("info").Get("id").String(), "ses_"):
+			return vote{"opencode", "export", "opencode export output (info of a session ses_…, messages)"}, true
 		case root.Get("messages").Kind() == abi.KindArray && (strings.HasPrefix(root.Get("id").String(), "T-") || has(root, "v", "created")):
 			return vote{"amp", "thread", "an Amp thread document (id T-…, messages)"}, true
 		case has(root, "session_id", "response", "stats"):
@@ -274,6 +319,8 @@ func classifyLine(root abi.Value, sse bool) (vote, bool) {
 		return vote{"anthropic", "anthropic-messages", "Anthropic Message Batches results (custom_id, result.message)"}, true
 	case strings.HasPrefix(typ, "response.") && (root.Get("sequence_number").Exists() || sse):
 		return vote{"openai", "responses-sse", "OpenAI Responses API stream events (" + typ + ")"}, true
+	case gooseStreamEvent(root, typ):
+		return vote{"goose", "stream-json", "goose run --output-format stream-json events (a message with its created time)"}, true
 	case droidEntry(root, typ):
 		return vote{"droid", "session", "a Factory Droid session record (" + typ + ")"}, true
 	case droidExecEvent(root, typ):
@@ -345,6 +392,8 @@ func classifyLine(root abi.Value, sse bool) (vote, bool) {
 		return vote{"qwen", "session", "a Qwen Code chat record (" + typ + ")"}, true
 	case has(root, "parentUuid", "sessionId") || root.Get("isSidechain").Exists():
 		return vote{"claude", "session-log", "a Claude Code session log (parentUuid, sessionId)"}, true
+	case typ == "system" && root.Get("session_id").Exists() && root.Get("qwen_code_version").Exists():
+		return vote{"qwen", "stream-json", qwenHeadlessReason}, true
 	case cursorStreamLine(root, typ):
 		return vote{"cursor", "stream-json", "cursor-agent --output-format stream-json records (" + typ + ")"}, true
 	case (typ == "user" || typ == "assistant") && root.Get("session_id").Exists() && !root.Get("parent_tool_use_id").Exists() && !root.Get("uuid").Exists() &&
@@ -598,6 +647,19 @@ func qwenSystemSubtype(s string) bool {
 	return false
 }
 
+// gooseStreamEvent recognises a message event of goose run
+// --output-format stream-json: {"type": "message", "message": {id, role,
+// created, content, metadata}}, the message a Goose session stores, its
+// created time in seconds; the event itself has no id or time (a Factory
+// Droid session record has both, and its message no created time).
+func gooseStreamEvent(root abi.Value, typ string) bool {
+	if typ != "message" || root.Get("id").Exists() || root.Get("timestamp").Exists() {
+		return false
+	}
+	m := root.Get("message")
+	return m.Get("role").Kind() == abi.KindString && m.Get("created").Kind() == abi.KindNumber && m.Get("content").Kind() == abi.KindArray
+}
+
 // gooseLine recognises a line of a Goose session file from before
 // sessions.db: the metadata line (working_dir with the session's
 // counters), or a message ({role, created, content}, no type, its
@@ -722,6 +784,23 @@ func clinePrefix(b []byte) (vote, bool) {
 		return vote{"cline", "task", "the start of a Cline task's conversation (api_conversation_history.json, the task in <task> tags)"}, true
 	case bytes.HasPrefix(b, []byte(`[{"ts":`)) && bytes.Contains(b[:min(len(b), 200)], []byte(`,"type":"say","say":"`)):
 		return vote{"cline", "task", "the start of a Cline task's UI messages (ui_messages.json)"}, true
+	}
+	return vote{}, false
+}
+
+// exportPrefix recognises the start of a session export longer than
+// the sample: opencode export's {"info": {"id": "ses_…", and goose session
+// export --format json's {"id": …, "working_dir": …, with its counters,
+// conversation or user_set_name, which come before or after a large
+// extension_data (both pretty-printed: read compacted).
+func exportPrefix(b []byte) (vote, bool) {
+	b = compactJSONPrefix(b[:min(len(b), 4096)])
+	switch {
+	case bytes.HasPrefix(b, []byte(`{"info":{"id":"ses_`)):
+		return vote{"opencode", "export", "the start of opencode export output (info of a session ses_…)"}, true
+	case bytes.HasPrefix(b, []byte(`{"id":"`)) && bytes.Contains(b[:min(len(b), 400)], []byte(`","working_dir":"`)) &&
+		(bytes.Contains(b, []byte(`"conversation":[`)) || bytes.Contains(b, []byte(`"accumulated_total_tokens":`)) || bytes.Contains(b, []byte(`"user_set_name":`))):
+		return vote{"goose", "export", "the start of goose session export --format json (a session with working_dir)"}, true
 	}
 	return vote{}, false
 }

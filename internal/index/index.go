@@ -19,7 +19,7 @@ import (
 // to this one. A change both an older and a newer twasm read alike is
 // not one: a settled tool call's call id, cleared since schema 10 was
 // first built (docs.call_id), left it at 10.
-const schemaVersion = "11"
+const schemaVersion = "12"
 
 // migration brings an index of one schema version to the next without
 // reading a transcript again: a change of the tables alone (an index of
@@ -27,7 +27,10 @@ const schemaVersion = "11"
 type migration struct{ to, sql string }
 
 // migrations by the version they start from; an index of a version not
-// here (nor this twasm's) is rebuilt. None today: schema 11 indexes a
+// here (nor this twasm's) is rebuilt. None today: schema 12 indexes a
+// text a run repeats once (docs.fid), where 11 gave every document an
+// fts row of its own: what goes into fts changed, so an index of 11 is
+// rebuilt. Schema 11 indexes a
 // tool call's input as its keys and values, unescaped (toolCallText),
 // where 10 indexed its JSON text: what goes into fts changed, so an
 // index of 10 is rebuilt. Schema 10 names a
@@ -117,12 +120,23 @@ CREATE TABLE docs(
   part INTEGER NOT NULL,
   -- thash: a hash of the text (textHash), what search folds hits by
   -- without reading them (the same instructions in every session).
-  thash INTEGER NOT NULL
+  thash INTEGER NOT NULL,
+  -- fid: NULL when the document's text is its own fts row (rowid = id);
+  -- else the id of the earlier document of its run whose fts row holds
+  -- the same text, kind, role and tool (a text the run repeats: context
+  -- injected again, a system prompt sent each turn, a repeated tool
+  -- output), which the document shares: bm25 counts a run's text once.
+  fid INTEGER
 );
--- docs_run: a run's documents (removeTx) and, by its call
--- id, a tool call's (outcomeSQL): one index for both, the call id ''
--- for every document but a call waiting for its result.
-CREATE INDEX docs_run ON docs(rid, call_id);
+-- docs_run: a run's documents (removeTx), by its call id a tool call's
+-- (outcomeSQL), and by its text's hash the document of a grown run whose
+-- fts row a new one shares (textRowSQL): one index for all three, the
+-- call id '' for every document but a call waiting for its result.
+CREATE INDEX docs_run ON docs(rid, call_id, thash);
+-- docs_shared: the documents sharing another's fts row, by that row,
+-- through which a match of the row finds them all (searchWhere); the
+-- others (fid NULL) are not in it.
+CREATE INDEX docs_shared ON docs(fid) WHERE fid IS NOT NULL;
 CREATE INDEX runs_started ON runs(started DESC, run_id);
 -- runs_project: the projects of the top-level runs (Projects) read from
 -- the index alone, not from every row of runs.
@@ -212,11 +226,24 @@ type Index struct {
 // 17.1% of whose tokens repeat in their run), system prompts and
 // injected context across the archive 0.83x (41% of its tokens), every
 // text across the archive 0.49x (94.6% of its tokens repeat an earlier
-// document: the archive is its inputs copied). Not done: documents
-// sharing an fts row change bm25's counts (rows, rows per term, mean
-// length) and so the ranks, a shared row must count its documents
-// before a run leaves it, and RankAmong's newest would be told by a
-// row's first document.
+// document: the archive is its inputs copied). Within its run is done
+// since schema 12 (docs.fid: bm25 counts a run's repeated text once).
+// Across runs is not: a row shared by runs would change bm25's counts
+// again (a text in a thousand sessions would count once), would have to
+// count its documents before a run leaves it, and RankAmong's newest
+// would be told by the row's first document, years old for a new
+// session's system prompt. Measured on top of schema 12 (an experiment:
+// one map of texts for the whole build, no lookup in the index, so not
+// what an incremental build would share; farm-bench -n 7 --vs schema
+// 12's build, 128 MiB archive): injected context and system prompts
+// (origin set) shared across runs 0.80x (8,553 of 81,935 documents
+// sharing a row, against 4,196 within their run; 1.88 s of CPU, 15.0
+// cpu-s/GiB, against 2.31 s), every text 0.49x (77,213). What is left
+// of a build's CPU at schema 12 (pprof, GODEBUG=asyncpreemptoff=1):
+// FTS5's insert 41% (its hash of pending terms 27%, the unicode61
+// tokenizer itself 6%), line decoding 13%, docs rows 12% (a third of
+// it binding 64x15 values), syscalls 9%, commits 6% (segments, WAL
+// checkpoints), allocation and GC 6%.
 const (
 	pendingBytes        = 4 << 20
 	defaultPendingBytes = 1 << 20 // FTS5's own, stored again at commit

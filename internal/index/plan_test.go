@@ -38,6 +38,10 @@ func TestWriterStatementsUseIndexes(t *testing.T) {
 		// for its seq and status (a reused id's calls: setOutcome).
 		{"a result finds its call", outcomeSQL, "INDEX docs_run (rid=? AND call_id=?)", []any{1, "call"}},
 		{"a call takes its result's outcome", setStatusSQL, "USING INTEGER PRIMARY KEY (rowid=?)", []any{"ok", 1}},
+		// A grown run's repeated text finds its row by the text's hash,
+		// not by reading the run's documents (shared).
+		{"a grown run finds its text's row", textRowSQL, "INDEX docs_run (rid=? AND call_id=? AND thash=?)", []any{1, 2, 0, "", ""}},
+		{"a grown run finds a waiting call's row", textRowSQL, "INDEX docs_run (rid=? AND call_id>?)", []any{1, 2, 0, "", ""}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := queryPlan(t, ix, tc.sql, tc.args...)

@@ -93,8 +93,10 @@ type Cursor struct {
 	// how many hits the pages up to it showed.
 	Rows  int `json:"n"`
 	Shown int `json:"s"`
-	// After and Top: the ids ranked are above After (-1: all) and at
-	// most Top. RankedAmong is the first page's Results.RankedAmong.
+	// After and Top: the matches ranked are the fts rows above After
+	// (-1: all; the documents sharing a row, docs.fid, rank with it)
+	// and the documents at most Top. RankedAmong is the first page's
+	// Results.RankedAmong.
 	After       int64 `json:"a"`
 	Top         int64 `json:"m"`
 	RankedAmong int   `json:"b,omitempty"`
@@ -596,11 +598,13 @@ func searchSQL(q Query, expr string, words bool, after, top int64) (string, []an
 		args = append(args, after)
 	}
 	if top > 0 {
-		id := `d.id`
+		// With words, FTS5 reads the rows up to top alone; a document
+		// sharing one of them (docs.fid) may be newer.
 		if words {
-			id = `fts.rowid`
+			where += ` AND fts.rowid <= ?`
+			args = append(args, top)
 		}
-		where += ` AND ` + id + ` <= ?`
+		where += ` AND d.id <= ?`
 		args = append(args, top)
 	}
 	rows := q.rows()
@@ -636,24 +640,36 @@ func (ix *Index) newestRanked(ctx context.Context, q Query, expr string, among i
 		return nil, -1, false, err
 	}
 	defer rows.Close()
-	var keys []Cursor
-	for rows.Next() {
-		var k Cursor
-		if err := rows.Scan(&k.ID, &k.Injected, &k.Rank, &k.TS); err != nil {
-			return nil, -1, false, err
-		}
-		keys = append(keys, k)
-	}
-	if err := rows.Err(); err != nil {
+	keys, ftsRows, err := scanNewest(rows, nil, nil)
+	if err != nil {
 		return nil, -1, false, err
 	}
 	after = -1
 	switch {
 	case len(keys) > among:
-		after, bounded = keys[among].ID, true
-		keys = keys[:among]
+		after, bounded = ftsRows[among], true
+		if ftsRows[among-1] == after {
+			// The bound falls among the documents sharing one fts row
+			// (a text their run repeats: docs.fid), which rank as one:
+			// the row is ranked whole, with its documents the
+			// statement left out, so that the pages after (fts.rowid
+			// above after) leave none out.
+			i := slices.Index(ftsRows, after)
+			keys, ftsRows = keys[:i], ftsRows[:i]
+			rowq, rowArgs := newestSQL(q, expr, -1, after)
+			more, err := ix.db.QueryContext(ctx, rowq, rowArgs...)
+			if err != nil {
+				return nil, -1, false, err
+			}
+			if keys, _, err = scanNewest(more, keys, ftsRows); err != nil {
+				return nil, -1, false, err
+			}
+			after--
+		} else {
+			keys = keys[:among]
+		}
 	case len(keys) > 0:
-		after = keys[len(keys)-1].ID - 1
+		after = ftsRows[len(keys)-1] - 1
 	}
 	slices.SortFunc(keys, func(a, b Cursor) int { return a.compare(b) })
 	keys = keys[:min(len(keys), q.rows())]
@@ -670,16 +686,35 @@ func (ix *Index) newestRanked(ctx context.Context, q Query, expr string, among i
 	return list, after, bounded, nil
 }
 
-// newestSQL is the statement of newestRanked: the ids and order keys of
-// the newest among+1 matches of q (expr the FTS5 expression of its
-// words) at or below top, read by id, newest first, from FTS5's own
-// order.
+// newestSQL is the statement of newestRanked: the ids, order keys and
+// fts rows of the newest among+1 matches of q (expr the FTS5 expression
+// of its words) at or below top, read by fts row, newest first, from
+// FTS5's own order; among -1: every match of the fts row top alone.
 func newestSQL(q Query, expr string, among int, top int64) (string, []any) {
 	from, where, args := searchWhere(q, expr, true)
-	return `SELECT d.id, d.origin IN ('injected_context', 'system_prompt'), fts.rank, d.ts
+	sel := `SELECT d.id, d.origin IN ('injected_context', 'system_prompt'), fts.rank, d.ts, fts.rowid
 FROM ` + from + `
-WHERE ` + where + ` AND fts.rowid <= ?
+WHERE ` + where
+	if among < 0 {
+		return sel + ` AND fts.rowid = ?`, append(args, top)
+	}
+	return sel + ` AND fts.rowid <= ?
 ORDER BY fts.rowid DESC LIMIT ?`, append(args, top, among+1)
+}
+
+// scanNewest appends the rows of newestSQL's statement to keys (their
+// order keys) and ftsRows (their fts rows), and closes rows.
+func scanNewest(rows *sql.Rows, keys []Cursor, ftsRows []int64) ([]Cursor, []int64, error) {
+	defer rows.Close()
+	for rows.Next() {
+		var k Cursor
+		var row int64
+		if err := rows.Scan(&k.ID, &k.Injected, &k.Rank, &k.TS, &row); err != nil {
+			return nil, nil, err
+		}
+		keys, ftsRows = append(keys, k), append(ftsRows, row)
+	}
+	return keys, ftsRows, rows.Err()
 }
 
 // rowsByID reads the search rows of the documents keys name (their
@@ -739,7 +774,9 @@ func searchWhere(q Query, expr string, words bool) (string, string, []any) {
 	var args []any
 	from := `docs d`
 	if words {
-		from = `fts JOIN docs d ON d.id = fts.rowid`
+		// A match is an fts row: the document whose id it is and
+		// those of its run sharing it (docs.fid: the text repeated).
+		from = `fts JOIN docs d ON (d.id = fts.rowid OR d.fid = fts.rowid)`
 		where = append([]string{"fts MATCH ?"}, where...)
 		args = append(args, expr)
 	}

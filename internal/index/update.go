@@ -408,11 +408,20 @@ type batch struct {
 	// (flushDocs); args is the chunk's arguments, reused.
 	rows []docRow
 	args []any
+	// texts are the fts rows of the run being read, by their text, kind,
+	// role and tool (textKey): a document whose text the run already has
+	// shares that row (docs.fid) instead of indexing it again (reused
+	// from file to file; writer.shared).
+	texts map[textKey]int64
+	// textRow finds the fts row a grown run already has for a text
+	// (textRowSQL).
+	textRow *sql.Stmt
 }
 
 // docRow is a document's row in docs.
 type docRow struct {
 	id, rid, ts, off, thash                  int64
+	fid                                      int64 // docs.fid: 0 for NULL, the document's own fts row
 	seq                                      uint64
 	path, role, tool, origin, status, callID string
 	iteration, kind, part                    int
@@ -426,7 +435,7 @@ type docRow struct {
 const docChunk = 64
 
 // docColumns are the columns of a docs row, in docRow.values' order.
-const docColumns = `docs(id, rid, seq, path, iteration, ts, kind, role, tool, origin, status, call_id, off, part, thash)`
+const docColumns = `docs(id, rid, seq, path, iteration, ts, kind, role, tool, origin, status, call_id, off, part, thash, fid)`
 
 // insertDocsSQL inserts docChunk documents, each numbered by SQLite
 // (the largest id plus one, one after another: flushDocs checks that
@@ -437,8 +446,8 @@ const docColumns = `docs(id, rid, seq, path, iteration, ts, kind, role, tool, or
 // conflict rule ABORT, would make every chunk a segment; OR FAIL, which
 // keeps the rows already written when a row fails (none does: nothing
 // here is NULL, and the ids are new), needs no journal.
-var insertDocsSQL = `INSERT OR FAIL INTO docs(rid, seq, path, iteration, ts, kind, role, tool, origin, status, call_id, off, part, thash) VALUES ` +
-	strings.TrimSuffix(strings.Repeat(`(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), `, docChunk), ", ")
+var insertDocsSQL = `INSERT OR FAIL INTO docs(rid, seq, path, iteration, ts, kind, role, tool, origin, status, call_id, off, part, thash, fid) VALUES ` +
+	strings.TrimSuffix(strings.Repeat(`(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), `, docChunk), ", ")
 
 // maxDocSQL is the largest document id: the one before the id SQLite
 // gives the next row inserted without one.
@@ -450,7 +459,11 @@ func (r *docRow) values(args []any, withID bool) []any {
 	if withID {
 		args = append(args, r.id)
 	}
-	return append(args, r.rid, r.seq, r.path, r.iteration, r.ts, r.kind, r.role, r.tool, r.origin, r.status, r.callID, r.off, r.part, r.thash)
+	var fid any // NULL: its own fts row
+	if r.fid != 0 {
+		fid = r.fid
+	}
+	return append(args, r.rid, r.seq, r.path, r.iteration, r.ts, r.kind, r.role, r.tool, r.origin, r.status, r.callID, r.off, r.part, r.thash, fid)
 }
 
 // flushDocs inserts the documents read and not yet in docs (batch.rows):
@@ -563,7 +576,7 @@ func (b *batch) begin(ctx context.Context) error {
 		stmt **sql.Stmt
 		q    string
 	}{
-		{&b.doc, `INSERT INTO ` + docColumns + ` VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`},
+		{&b.doc, `INSERT INTO ` + docColumns + ` VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`},
 		{&b.docChunk, insertDocsSQL},
 		{&b.maxDoc, maxDocSQL},
 		{&b.outcome, outcomeSQL},
@@ -571,6 +584,7 @@ func (b *batch) begin(ctx context.Context) error {
 		{&b.text, `INSERT INTO fts(rowid, text, tags) VALUES(?, ?, ?)`},
 		{&b.saveRun, saveRunSQL},
 		{&b.fileRow, fileSQL},
+		{&b.textRow, textRowSQL},
 	} {
 		if *st.stmt, err = tx.PrepareContext(ctx, st.q); err != nil {
 			b.rollback()
@@ -581,12 +595,12 @@ func (b *batch) begin(ctx context.Context) error {
 }
 
 func (b *batch) closeStmts() {
-	for _, s := range []*sql.Stmt{b.doc, b.docChunk, b.maxDoc, b.text, b.outcome, b.setStatus, b.saveRun, b.fileRow} {
+	for _, s := range []*sql.Stmt{b.doc, b.docChunk, b.maxDoc, b.text, b.outcome, b.setStatus, b.saveRun, b.fileRow, b.textRow} {
 		if s != nil {
 			s.Close()
 		}
 	}
-	b.doc, b.docChunk, b.maxDoc, b.text, b.outcome, b.setStatus, b.saveRun, b.fileRow = nil, nil, nil, nil, nil, nil, nil, nil
+	b.doc, b.docChunk, b.maxDoc, b.text, b.outcome, b.setStatus, b.saveRun, b.fileRow, b.textRow = nil, nil, nil, nil, nil, nil, nil, nil, nil
 }
 
 // commit commits the open transaction, if any.
@@ -745,7 +759,7 @@ func (b *batch) file(ctx context.Context, id string) (*fileRow, error) {
 // what its transcript said of others.
 func removeTx(ctx context.Context, tx *sql.Tx, id string) error {
 	for _, q := range []string{
-		`DELETE FROM fts WHERE rowid IN (SELECT id FROM docs WHERE rid = (SELECT rid FROM runs WHERE run_id = ?))`,
+		`DELETE FROM fts WHERE rowid IN (SELECT id FROM docs WHERE rid = (SELECT rid FROM runs WHERE run_id = ?) AND fid IS NULL)`,
 		`DELETE FROM docs WHERE rid = (SELECT rid FROM runs WHERE run_id = ?)`,
 		`DELETE FROM runs WHERE run_id = ?`,
 		`DELETE FROM superseded WHERE src = ?`,
@@ -850,6 +864,10 @@ func (ix *Index) updateFile(ctx context.Context, b *batch, path, id string, row 
 		return err
 	}
 	st.Indexed++
+	if b.texts == nil || len(b.texts) > 1<<12 {
+		b.texts = map[textKey]int64{} // a long run's map is not kept for the next
+	}
+	clear(b.texts)
 	w := &writer{batch: b, run: run, whole: from == 0, docs: map[int][]int64{}}
 	end, err := w.read(ctx, io.NewSectionReader(f, from, size-from), from, st)
 	if err != nil {
@@ -950,6 +968,86 @@ type writer struct {
 	whole bool
 	pairs transcript.Pairer
 	docs  map[int][]int64
+	// flushed says the documents of the run read before this read of a
+	// grown file are in docs, where textRowSQL finds them (shared).
+	flushed bool
+}
+
+// textKey is what makes two documents of a run one fts row: their
+// text (by its hash, docs.thash, as search folds hits) and their kind
+// (kindCode), role and tool (the row's tags column), compared as they
+// are: tags made of a transcript's strings could be made to collide.
+type textKey struct {
+	thash      int64
+	kind       int
+	role, tool string
+}
+
+// shared returns the fts row that document id of the run (its kind,
+// role, tool and text hash) shares: that of the run's earlier document
+// with the same text, kind, role and tool, or 0 when it has none (the
+// document's own row, id, is noted for those after it). So bm25 counts
+// a text a run repeats verbatim once: context injected again, a system
+// prompt sent with every turn, a tool's output repeated. The rule
+// depends on the run alone: a file read from its start has every row of
+// its run in batch.texts; a grown file read from where indexing stopped
+// asks the index for a text it has not met in this read (textRowSQL,
+// through docs_run: reading every document of a run of 20,000 for each
+// update of it took 25 ms, where the update took 2), so that an index
+// built as the run grew shares the rows a build from nothing shares.
+func (w *writer) shared(ctx context.Context, kind int, role, tool string, thash, id int64) (int64, error) {
+	key := textKey{thash, kind, role, tool}
+	if fid, ok := w.texts[key]; ok {
+		return fid, nil
+	}
+	if !w.whole {
+		fid, err := w.textRowOf(ctx, kind, role, tool, thash)
+		if err != nil {
+			return 0, err
+		}
+		if fid != 0 {
+			w.texts[key] = fid
+			return fid, nil
+		}
+	}
+	w.texts[key] = id
+	return 0, nil
+}
+
+// textRowSQL finds the document of a run that holds a text's fts row
+// (its fid NULL) by the text's hash, kind, role and tool, through
+// docs_run: among the documents without a call id, then among the tool
+// calls still waiting for their results (a few), whose call id is set.
+const textRowSQL = `SELECT id FROM docs WHERE rid = ?1 AND call_id = '' AND thash = ?2 AND fid IS NULL AND kind = ?3 AND role = ?4 AND tool = ?5
+UNION ALL
+SELECT id FROM docs WHERE rid = ?1 AND call_id > '' AND thash = ?2 AND fid IS NULL AND kind = ?3 AND role = ?4 AND tool = ?5
+LIMIT 1`
+
+// textRowOf is the fts row the run being read already has for a text
+// (textRowSQL), 0 when it has none. The run's documents still waiting
+// in batch.rows (the run read earlier in this transaction) go into
+// docs first.
+func (w *writer) textRowOf(ctx context.Context, kind int, role, tool string, thash int64) (int64, error) {
+	if !w.flushed {
+		w.flushed = true
+		for i := range w.rows {
+			if w.rows[i].rid == w.run.rid {
+				if err := w.flushDocs(ctx); err != nil {
+					return 0, err
+				}
+				break
+			}
+		}
+	}
+	var fid int64
+	err := w.textRow.QueryRowContext(ctx, w.run.rid, thash, kind, role, tool).Scan(&fid)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("index: %w", err)
+	}
+	return fid, nil
 }
 
 // read indexes every complete line of r (which starts at file offset
@@ -1267,15 +1365,22 @@ func (w *writer) event(ctx context.Context, ev *line, t time.Time, off int64, st
 		}
 		id := w.nextID
 		w.nextID++
-		w.rows = append(w.rows, docRow{id: id, rid: r.rid, seq: ev.Seq, path: ev.Path, iteration: ev.Iteration, ts: ts, kind: kindCode(d.kind),
-			role: d.role, tool: d.tool, origin: d.origin, status: d.status, callID: d.callID, off: off, part: part, thash: textHash(d.text)})
+		kind, thash := kindCode(d.kind), textHash(d.text)
+		fid, err := w.shared(ctx, kind, d.role, d.tool, thash, id)
+		if err != nil {
+			return err
+		}
+		w.rows = append(w.rows, docRow{id: id, rid: r.rid, seq: ev.Seq, path: ev.Path, iteration: ev.Iteration, ts: ts, kind: kind,
+			role: d.role, tool: d.tool, origin: d.origin, status: d.status, callID: d.callID, off: off, part: part, thash: thash, fid: fid})
 		if len(w.rows) == docChunk {
 			if err := w.flushDocs(ctx); err != nil {
 				return err
 			}
 		}
-		if _, err := w.text.ExecContext(ctx, id, d.text, filterTags(d.kind, d.role, d.tool)); err != nil {
-			return fmt.Errorf("index: %w", err)
+		if fid == 0 {
+			if _, err := w.text.ExecContext(ctx, id, d.text, filterTags(d.kind, d.role, d.tool)); err != nil {
+				return fmt.Errorf("index: %w", err)
+			}
 		}
 		if d.kind == "tool_call" && d.callID != "" && w.whole {
 			if call < 0 {

@@ -38,6 +38,19 @@ func AppendQuoted(dst []byte, s string) []byte {
 // appendQuotedRest appends the rest of AppendQuoted's literal of s, whose
 // bytes before i are plain ASCII, after the opening quote.
 func appendQuotedRest(dst []byte, s string, i int) []byte {
+	// A dst without room for s is grown at once, by s and an eighth
+	// more for escapes, and at least doubled: appended piece by piece, a
+	// long text (a tool's output) grew it 1.25x at a time, allocating
+	// and copying several times its size (the recorder encodes a batch
+	// of events into one buffer). Made, not grown by append, whose
+	// growth clears the new capacity: fresh memory is then touched (a
+	// page fault a page) only as it is written. A dst with room (a
+	// caller's estimate) is left to grow only if the escapes need it.
+	if cap(dst)-len(dst) < len(s)+1 {
+		b := make([]byte, len(dst), len(dst)+max(len(s)+len(s)/8+1, cap(dst)))
+		copy(b, dst)
+		dst = b
+	}
 	start := 0 // s[start:i] is still to be copied as it is
 	for {
 		// Up to the next byte to escape, text is copied as it is when it

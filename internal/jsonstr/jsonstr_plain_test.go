@@ -2,6 +2,7 @@ package jsonstr
 
 import (
 	"bytes"
+	"runtime"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -143,5 +144,32 @@ func BenchmarkAppendQuoted(b *testing.B) {
 				buf = AppendQuoted(buf[:0], c.s)
 			}
 		})
+	}
+}
+
+// TestAppendQuotedGrowsOnce: quoting a long text with escapes (a tool's
+// output: code, a line break and two quotes every 64 bytes) into a small
+// buffer grows it at once, not 1.25x at a time as its pieces are
+// appended: it allocates less than three times the literal (about five
+// times before, in some twenty allocations: the test fails then), and
+// the literal is the one a buffer with room gets.
+func TestAppendQuotedGrowsOnce(t *testing.T) {
+	text := strings.Repeat(`	if err != nil { return fmt.Errorf("read \"%s\": %w", p, err) }`+"\n", 4000)
+	want := AppendQuoted(make([]byte, 0, 2*len(text)), text)
+	const runs = 5
+	var got []byte
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for range runs {
+		got = AppendQuoted(make([]byte, 0, 64), text)
+	}
+	runtime.ReadMemStats(&after)
+	if !bytes.Equal(got, want) {
+		t.Fatalf("quoted into a small buffer: %d bytes, not the %d of a buffer with room", len(got), len(want))
+	}
+	per := (after.TotalAlloc - before.TotalAlloc) / runs
+	t.Logf("quoting %d bytes into a 64-byte buffer allocates %d bytes (the literal: %d)", len(text), per, len(want))
+	if per >= uint64(3*len(want)) {
+		t.Errorf("quoting %d bytes allocated %d bytes, not under three times the %d-byte literal", len(text), per, len(want))
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -396,4 +397,34 @@ func TestEmitBatches(t *testing.T) {
 	_, err = s.Close(context.Background())
 	require.NoError(t, err)
 	assert.Equal(t, []string{"emit : msg,f,g,h"}, sink.calls[5:], "the closed message, what waited behind it and the next call's event")
+}
+
+// TestStreamBatchGrowsOnce: the batch buffer, kept from batch to batch,
+// grows by doubling: a stream fed 256 KiB at a time (as capture feeds
+// it) allocates about twice its largest batch for it, not the 1.5 MB
+// append's own growth made (the test fails then), and a stream of a few
+// lines keeps a buffer of about their size.
+func TestStreamBatchGrowsOnce(t *testing.T) {
+	line := []byte(`{"type":"assistant","text":"` + strings.Repeat("x", 8000) + `"}` + "\n")
+	in := bytes.Repeat(line, (2<<20)/len(line))
+	ctx := context.Background()
+	var sent, largest int
+	inst := &scripted{feed: func(b []byte) ([]byte, error) { sent++; largest = max(largest, len(b)); return nil, nil }}
+	feed := func(in []byte) (*Stream, uint64) {
+		s, err := NewStream(ctx, inst, &checkSink{t: t}, opts())
+		require.NoError(t, err)
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		for p := in; len(p) > 0; p = p[min(len(p), 256<<10):] {
+			require.NoError(t, s.Feed(ctx, p[:min(len(p), 256<<10)]))
+		}
+		runtime.ReadMemStats(&after)
+		return s, after.TotalAlloc - before.TotalAlloc
+	}
+	s, allocated := feed(in)
+	t.Logf("%d bytes in %d batches (the largest %d bytes): %d bytes allocated, batch capacity %d", len(in), sent, largest, allocated, cap(s.batch))
+	assert.Greater(t, sent, 6, "a batch per feed")
+	assert.Less(t, allocated, uint64(3*largest), "the batch buffer allocated about twice its final size")
+	small, _ := feed(bytes.Repeat(line[:300], 10))
+	assert.Less(t, cap(small.batch), 8<<10, "a stream of 10 lines keeps a small buffer")
 }

@@ -430,6 +430,14 @@ func (w *Writer) frame(b []byte) error {
 		w.err = err
 		return err
 	}
+	// The output buffer, kept for the next frame, is made at once with
+	// room for the frame compressed to a quarter of its bytes (real
+	// session logs: 0.12-0.21), rather than grown by the encoder block
+	// by block, 1.25x at a time: the first frame of a MiB allocated and
+	// copied 1.4 MB on the way (the benchmark's real Codex logs).
+	if want := headerLen + len(b)/4; cap(w.out) < want {
+		w.out = make([]byte, 0, want)
+	}
 	out := append(w.out[:0], make([]byte, headerLen)...)
 	out = enc.EncodeAll(b, out)
 	binary.LittleEndian.PutUint32(out, magicFrame)

@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"testing"
 
@@ -480,5 +481,42 @@ func TestSeal(t *testing.T) {
 			require.NoError(t, err)
 			assert.False(t, again, "sealed once")
 		})
+	}
+}
+
+// TestFrameOutputSizedOnce: a writer encodes each frame into an output
+// buffer it keeps, made at once with room for a frame compressed to a
+// quarter of its bytes, not grown block by block inside the encoder:
+// writing a capture of two frames (each compressing to about a third of
+// a quarter) allocates less than a frame. A first capture sets up the
+// encoder, which a process does once.
+func TestFrameOutputSizedOnce(t *testing.T) {
+	data := lines(11, 2*FrameBytes)
+	dir := t.TempDir()
+	capture := func(name string) uint64 {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		w, err := Create(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := w.Write(data); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		runtime.ReadMemStats(&after)
+		return after.TotalAlloc - before.TotalAlloc
+	}
+	capture("first.raw.zst")
+	allocated := capture("second.raw.zst")
+	t.Logf("a capture of %d bytes allocated %d bytes", len(data), allocated)
+	if allocated >= FrameBytes/2 {
+		t.Errorf("a capture of %d bytes allocated %d bytes, not under %d", len(data), allocated, FrameBytes/2)
+	}
+	got, err := ReadFile(filepath.Join(dir, "second.raw.zst"))
+	if err != nil || !bytes.Equal(got, data) {
+		t.Fatalf("read back %d bytes, %v", len(got), err)
 	}
 }

@@ -74,7 +74,51 @@ type gooseItem struct {
 func gooseFacts(raw []byte) facts {
 	fx := facts{failed: map[string]bool{}}
 	var created int64 // the session's creation (unix seconds), 0 when no copy is possible
-	for _, l := range bytes.Split(raw, []byte("\n")) {
+	lines := bytes.Split(raw, []byte("\n"))
+	var export struct {
+		Conversation []json.RawMessage `json:"conversation"`
+	}
+	if t := bytes.TrimSpace(raw); json.Unmarshal(t, &export) == nil && export.Conversation != nil {
+		// goose session export --format json: one document, its
+		// messages those of a session file.
+		created = copyCreated(t)
+		lines = lines[:0]
+		for _, m := range export.Conversation {
+			lines = append(lines, m)
+		}
+	}
+	var streamID string // goose run stream-json: the id of the message before
+	for _, l := range lines {
+		var ev struct {
+			Type    string          `json:"type"`
+			Message json.RawMessage `json:"message"`
+		}
+		if json.Unmarshal(l, &ev) == nil && ev.Type == "message" && len(ev.Message) > 0 {
+			// A stream-json message event: its message, whose text
+			// chunks of one id are one text.
+			var m struct {
+				ID      *string     `json:"id"`
+				Role    string      `json:"role"`
+				Content []gooseItem `json:"content"`
+			}
+			_ = json.Unmarshal(ev.Message, &m)
+			id := ""
+			if m.ID != nil {
+				id = *m.ID
+			}
+			text := len(m.Content) > 0 && m.Content[len(m.Content)-1].Type == "text" && m.Role == "assistant"
+			if len(m.Content) == 1 && text && id != "" && id == streamID && len(fx.texts) > 0 {
+				fx.texts[len(fx.texts)-1] += m.Content[0].Text
+				continue
+			}
+			// The next chunk of this id continues the text only when
+			// this message ends on one.
+			streamID = ""
+			if text {
+				streamID = id
+			}
+			l = ev.Message
+		}
 		var e struct {
 			Twasm   string          `json:"$twasm"`
 			Table   string          `json:"table"`

@@ -1,4 +1,4 @@
-// Package goose is the normalizer of Goose (block/goose). It reads two
+// Package goose is the normalizer of Goose (block/goose). It reads five
 // formats:
 //
 //   - "rows": Goose's SQLite store, sessions.db in its sessions
@@ -34,6 +34,47 @@
 //     and {mime_type} (an image, its data not kept). A request Goose could
 //     not parse was written as a text "Tool Request Error: ...": kept,
 //     with a warning.
+//   - "stream-json": the output of goose run --output-format stream-json
+//     (goose-cli's session/mod.rs, StreamEvent, tagged on type in
+//     snake_case; stream.go), what `twasm record -- goose run ...` reads:
+//     message {message}, a message as above, as the agent yields it;
+//     notification {extension_id, log or progress, or message in 1.25},
+//     an MCP server's notice, declared ignored; error {error}, an error
+//     the agent loop reported, a provider error; complete, the run's end,
+//     with the session's counters as Goose stores them (total_tokens,
+//     input_tokens, output_tokens, and in 1.44 cache_read_input_tokens
+//     and cache_write_input_tokens; null or absent when Goose kept none),
+//     set as the step's usage, input counting cached tokens as above (a
+//     run that resumed a session counts its earlier runs too: the stream
+//     does not say so). Goose yields a streamed answer a chunk a message,
+//     each with the response's id and the chunk alone: a message with the
+//     id and role of the one before continues it (its text or thinking
+//     appended to that message's last block of the type, its other items
+//     the next blocks), so one response is one message, its text whole.
+//     complete states no status: the run is ok, or error when an error
+//     came (Goose can print error and then complete); a run cut before
+//     complete is incomplete, by the host's rule for a terminal format.
+//     The stream names no session, working directory or prompt (goose run
+//     prints neither its -t text nor the session id there; without
+//     --quiet a text banner, counted unmapped, precedes the events).
+//   - "json": goose run --output-format json (session/mod.rs,
+//     JsonOutput), one pretty-printed document printed when the run ends
+//     (reassembled, sdk.Plugin.Reassemble): {messages, metadata:
+//     {total_tokens, status}}; messages are read as a session file's,
+//     status "completed" ends the run ok and any other in error (a fork
+//     of Goose writes "failed" with an error code, kept in the message);
+//     total_tokens is the session's plain counter, the last model call's
+//     (as a sessions row's): no usage is reported, a warning gives it.
+//   - "export": goose session export --format json (goose-cli's
+//     commands/session.rs: serde_json::to_string_pretty of the session
+//     get_session returns with its messages), reassembled from its lines
+//     by the SDK (sdk.Plugin.Reassemble): the session's record as a
+//     sessions row holds it (id, working_dir, the counters,
+//     model_config instead of model_config_json) and conversation, its
+//     messages in order, each read as a session file's (a copy's
+//     messages from before it was created left out, as below). The
+//     document is one raw line to the host. --format yaml and markdown
+//     are not read.
 //
 // A message ({role, created, content, metadata}; created in seconds, or
 // milliseconds past 10^10 where a build wrote those) is one message; its
@@ -96,6 +137,11 @@
 // it), the session row no turn's end. (Goose's input counts cached tokens: its providers build usage
 // with Usage::from_cache_exclusive_input.) The goldens were written from Goose's source (session_manager.rs,
 // conversation/message.rs): no public capture of a Goose store was found.
+// The stream-json goldens (testdata/golden/goose/stream_json_*) are
+// written by hand too: the format from goose-cli's session/mod.rs as
+// peers' notes on it describe it, the events' shapes after two peers'
+// tests that quote real Goose 1.25 and 1.44 output (unlicensed: read,
+// not copied, as the commit that added them says).
 // testdata/captures/goose holds three real messages of a session file of
 // April 2025 (a prompt, an MCP tool call and its response, the list
 // alone), which a peer's test quotes (the file's metadata line is not

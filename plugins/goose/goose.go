@@ -12,6 +12,8 @@ import (
 const (
 	fmtRows    = "rows"    // the host's row lines of sessions.db
 	fmtSession = "session" // a session file of Goose before sessions.db
+	fmtExport  = "export"  // goose session export --format json
+	fmtJSON    = "json"    // goose run --output-format json
 )
 
 // roots are the candidates for Goose's sessions directory, in Goose's
@@ -31,8 +33,8 @@ var Plugin = sdk.Plugin{
 		Name:        "goose",
 		Version:     "0.1.0",
 		Providers:   []string{"goose"},
-		Formats:     []string{fmtRows, fmtSession},
-		Description: "Goose (block/goose) sessions from its sessions.db, and its session files before it",
+		Formats:     []string{fmtRows, fmtSession, fmtStream, fmtExport, fmtJSON},
+		Description: "Goose (block/goose) sessions from its sessions.db, its session files before it, goose session export's JSON and goose run's stream-json output",
 		SourceFacts: true,
 		Stores: []abi.Store{{
 			Name: "Goose", Kind: abi.StoreKindSQLite,
@@ -59,6 +61,9 @@ var Plugin = sdk.Plugin{
 	},
 	New:  func(opts abi.BeginOptions) sdk.Normalizer { return &normalizer{names: map[string]string{}} },
 	Keys: keys,
+	// goose session export --format json prints one pretty-printed
+	// document.
+	Reassemble: true,
 }
 
 // Queries are what the host reads of Goose's sessions.db (session_manager.rs:
@@ -126,6 +131,10 @@ type normalizer struct {
 	lf  [len(lineNames)]abi.Value
 	rf  [len(rowNames)]abi.Value
 	buf []byte
+	// isStream is set once the input reads as goose run's stream-json
+	// output; st is what it keeps between lines (stream.go).
+	isStream bool
+	st       stream
 }
 
 // lineNames are the members of a line's object Line and row read, in the
@@ -195,10 +204,19 @@ func (n *normalizer) Line(l *sdk.Line, out *sdk.Out) error {
 			key = "m" + strconv.Itoa(n.seq)
 		}
 		n.message(key, id, sdk.View(role), content, v.Get("metadata"), seconds(v.Get("created")), out)
+	case v.Get("messages").Kind() == abi.KindArray && v.Get("metadata").Get("status").Kind() == abi.KindString:
+		// goose run --output-format json: the run's conversation and how
+		// it ended, as one document.
+		n.runJSON(v, out)
+	case v.Get("working_dir").Exists() && (v.Get("conversation").Kind() == abi.KindArray || v.Get("conversation").Kind() == abi.KindNull):
+		// goose session export --format json: the session and its
+		// conversation as one document.
+		n.export(v, out)
 	case n.seq == 0 && (v.Get("working_dir").Exists() || v.Get("message_count").Exists()):
 		// A session file's first line: the session's metadata.
 		n.setFormat(out, fmtSession, "")
 		n.session(v, out)
+	case n.streamLine(v, sdk.View(v.Get("type")), out):
 	default:
 		out.Unmapped(sdk.S(nativeType(v)))
 	}
@@ -254,6 +272,75 @@ func (n *normalizer) row(v abi.Value, out *sdk.Out) {
 		n.message(sdk.View(n.lf[lKey]), id, sdk.View(f[rRole]), f[rContent], f[rMetadata], created, out)
 	default:
 		out.Unmapped(sdk.S("row:" + n.lf[lTable].String()))
+	}
+}
+
+// export handles the output of goose session export --format json
+// (goose-cli's commands/session.rs: serde_json::to_string_pretty of the
+// session as SessionManager's get_session returns it, with its
+// messages): the session's record (its id, working_dir, counters and
+// model_config, as a sessions row holds them) and conversation, its
+// messages in order, each as a session file holds one.
+func (n *normalizer) export(v abi.Value, out *sdk.Out) {
+	if !n.meta {
+		n.meta = true
+		out.Meta(sdk.Meta{Format: sdk.S(fmtExport), NoTerminal: true, SessionID: sdk.Text(v.Get("id"))})
+	}
+	n.session(v, out)
+	n.conversation(v.Get("conversation"), out)
+}
+
+// conversation handles a list of messages (a session export's
+// conversation, goose run json's messages), each as a session file holds
+// one; a copy's messages from before its creation are the original's.
+func (n *normalizer) conversation(list abi.Value, out *sdk.Out) {
+	for it := list.Iter(); it.Next(); {
+		m := it.Value()
+		created := seconds(m.Get("created"))
+		if n.copied(created) {
+			out.Ignored(sdk.S(forkedHistory))
+			continue
+		}
+		n.seq++
+		id, key := "", "m"+strconv.Itoa(n.seq)
+		if idv := m.Get("id"); idv.Kind() == abi.KindString && idv.String() != "" {
+			id, key = idv.String(), idv.String()
+		}
+		role := m.Get("role")
+		if role.Kind() != abi.KindString {
+			out.Unmapped(sdk.S("message_without_role"))
+			continue
+		}
+		n.message(key, id, role.String(), m.Get("content"), m.Get("metadata"), created, out)
+	}
+}
+
+// runJSON handles the output of goose run --output-format json
+// (goose-cli's session/mod.rs, JsonOutput): {messages, metadata:
+// {total_tokens, status}}, printed once when the run ends. messages is
+// the session's conversation; metadata.status "completed" ends the run
+// ok, any other (a fork of Goose writes "failed", with an error code)
+// in error. total_tokens is the session's plain counter, the last model
+// call's alone (update_session_metrics, as for a sessions row): not the
+// run's usage, which the document does not state; a warning gives it.
+func (n *normalizer) runJSON(v abi.Value, out *sdk.Out) {
+	if !n.meta {
+		n.meta = true
+		out.Meta(sdk.Meta{Format: sdk.S(fmtJSON)})
+	}
+	n.conversation(v.Get("messages"), out)
+	md := v.Get("metadata")
+	if t, ok := md.Get("total_tokens").Int(); ok {
+		out.Warn("goose run's json output states only its last model call's total (" + strconv.FormatInt(t, 10) + " tokens), not the run's: no usage is reported")
+	}
+	if st := md.Get("status"); st.Is("completed") {
+		out.Status(sdk.StatusOK, sdk.Str{}, sdk.LevelTerminal)
+	} else {
+		e := "Goose ended the run with status " + st.String()
+		if code := md.Get("error"); code.Kind() == abi.KindString && !code.Is("") {
+			e += ": " + code.String()
+		}
+		out.Status(sdk.StatusError, sdk.S(e), sdk.LevelTerminal)
 	}
 }
 
@@ -318,7 +405,11 @@ func (n *normalizer) copied(t string) bool {
 // file's first line): its model, its parent, its usage and cost.
 func (n *normalizer) session(r abi.Value, out *sdk.Out) {
 	n.created = createdSecond(r)
-	if m := r.Get("model_config_json").Get("model_name"); m.Kind() == abi.KindString && m.String() != "" {
+	mc := r.Get("model_config_json")
+	if !mc.Exists() {
+		mc = r.Get("model_config") // a session export's
+	}
+	if m := mc.Get("model_name"); m.Kind() == abi.KindString && m.String() != "" {
 		n.model = m.String()
 		out.Meta(sdk.Meta{Model: sdk.S(n.model)})
 	}
@@ -332,14 +423,7 @@ func (n *normalizer) session(r abi.Value, out *sdk.Out) {
 	}
 	// Goose's accumulated counters are the session's, over every call:
 	// as Goose states them, its input counting cached tokens.
-	u := sdk.Usage{
-		Input: sdk.IntOf(r.Get("accumulated_input_tokens")), Output: sdk.IntOf(r.Get("accumulated_output_tokens")),
-		CacheRead: sdk.IntOf(r.Get("accumulated_cache_read_tokens")), CacheWrite: sdk.IntOf(r.Get("accumulated_cache_write_tokens")),
-		Total: sdk.IntOf(r.Get("accumulated_total_tokens")),
-	}
-	_, in := u.Input.Value()
-	_, outOK := u.Output.Value()
-	if in || outOK {
+	if u, ok := countersOf(r, sessionCounters); ok {
 		out.Usage(u, sdk.ModeSet)
 	} else if plain := lastCallUsage(r); plain != "" {
 		// The plain counters are the last model call's alone: every
@@ -352,6 +436,28 @@ func (n *normalizer) session(r abi.Value, out *sdk.Out) {
 	if c, ok := r.Get("accumulated_cost").Float(); ok {
 		out.Cost(c, sdk.ModeSet)
 	}
+}
+
+// Where Goose states a session's counters: its record's accumulated ones
+// (input, output, cache read, cache write, total), and goose run
+// stream-json's complete event, which gives the same under other names.
+var (
+	sessionCounters = [5]string{"accumulated_input_tokens", "accumulated_output_tokens", "accumulated_cache_read_tokens", "accumulated_cache_write_tokens", "accumulated_total_tokens"}
+	streamCounters  = [5]string{"input_tokens", "output_tokens", "cache_read_input_tokens", "cache_write_input_tokens", "total_tokens"}
+)
+
+// countersOf reads v's counters named by names (input, output, cache
+// read, cache write, total: Goose's input counts cached tokens); ok is
+// false when v states neither input nor output.
+func countersOf(v abi.Value, names [5]string) (sdk.Usage, bool) {
+	u := sdk.Usage{
+		Input: sdk.IntOf(v.Get(names[0])), Output: sdk.IntOf(v.Get(names[1])),
+		CacheRead: sdk.IntOf(v.Get(names[2])), CacheWrite: sdk.IntOf(v.Get(names[3])),
+		Total: sdk.IntOf(v.Get(names[4])),
+	}
+	_, in := u.Input.Value()
+	_, o := u.Output.Value()
+	return u, in || o
 }
 
 // lastCallUsage is the plain counters of a session record, as words
@@ -383,10 +489,36 @@ func seconds(v abi.Value) string {
 // message handles one message: its content items are its blocks, in
 // their slots; tool requests are calls, tool responses their results.
 func (n *normalizer) message(key, id, role string, content, metadata abi.Value, created string, out *sdk.Out) {
+	k, origin, ok := n.open(key, id, role, metadata, created, out)
+	if !ok {
+		return
+	}
+	if content.Kind() == abi.KindString {
+		// A session file may hold the content as a string: the list
+		// encoded as JSON, or the text itself.
+		if doc, ok := sdk.Parse([]byte(content.String())); ok && doc.Root().Kind() == abi.KindArray {
+			content = doc.Root()
+		} else {
+			out.Block(k, 0, sdk.Block{Type: sdk.BlockText, Text: sdk.S(content.String()), Origin: map[bool]string{true: origin}[role == "user"]})
+		}
+	} else if content.Kind() != abi.KindArray {
+		out.Unmapped(sdk.S("content_not_list"))
+	}
+	it := content.Iter()
+	for i := 0; it.Next(); i++ {
+		n.item(k, i, role == "user", origin, it.Value(), created, out)
+	}
+	out.Close(k, sdk.MessageEnd{})
+}
+
+// open opens message key of the role (ok false, and the message counted
+// unmapped, for a role other than user and assistant): its header, and
+// the origin of its user texts.
+func (n *normalizer) open(key, id, role string, metadata abi.Value, created string, out *sdk.Out) (k sdk.Str, origin string, ok bool) {
 	user := role == "user"
 	if role != "user" && role != "assistant" {
 		out.Unmapped(sdk.S("role:" + role))
-		return
+		return k, "", false
 	}
 	hdr := sdk.Message{User: user, ID: sdk.Opt(id), Time: sdk.Opt(created)}
 	if !user {
@@ -403,30 +535,15 @@ func (n *normalizer) message(key, id, role string, content, metadata abi.Value, 
 			}
 		}
 	}
-	k := sdk.S(key)
+	k = sdk.S(key)
 	out.Open(k, hdr)
 	// A user text the user did not see (userVisible false) is Goose's
 	// own: context it added, not the prompt.
-	origin := sdk.OriginPrompt
+	origin = sdk.OriginPrompt
 	if metadata.Get("userVisible").Kind() == abi.KindFalse {
 		origin = sdk.OriginInjected
 	}
-	if content.Kind() == abi.KindString {
-		// A session file may hold the content as a string: the list
-		// encoded as JSON, or the text itself.
-		if doc, ok := sdk.Parse([]byte(content.String())); ok && doc.Root().Kind() == abi.KindArray {
-			content = doc.Root()
-		} else {
-			out.Block(k, 0, sdk.Block{Type: sdk.BlockText, Text: sdk.S(content.String()), Origin: map[bool]string{true: origin}[user]})
-		}
-	} else if content.Kind() != abi.KindArray {
-		out.Unmapped(sdk.S("content_not_list"))
-	}
-	it := content.Iter()
-	for i := 0; it.Next(); i++ {
-		n.item(k, i, user, origin, it.Value(), created, out)
-	}
-	out.Close(k, sdk.MessageEnd{})
+	return k, origin, true
 }
 
 // item handles content item c at slot i of message k.
@@ -451,7 +568,7 @@ func (n *normalizer) item(k sdk.Str, i int, user bool, origin string, c abi.Valu
 			// A view, not a copy: what failureText returns is
 			// written at once.
 			if e, ok := failureText(sdk.View(text)); ok {
-				out.Error(e)
+				n.fail(out, e)
 			}
 		}
 	case "image":
@@ -478,12 +595,12 @@ func (n *normalizer) item(k sdk.Str, i int, user bool, origin string, c abi.Valu
 			// The provider refused the request for want of credits:
 			// Goose ends the turn on it (agent.rs, ProviderError::
 			// CreditsExhausted).
-			out.Error(sdk.ProviderError{Message: sdk.S(msg), Code: sdk.S("credits_exhausted")})
+			n.fail(out, sdk.ProviderError{Message: sdk.S(msg), Code: sdk.S("credits_exhausted")})
 		case "inlineMessage":
 			if strings.HasPrefix(msg, "Unable to continue:") {
 				// The context was still too long after compacting:
 				// Goose ends the turn (agent.rs).
-				out.Error(sdk.ProviderError{Message: sdk.S(msg), Code: sdk.S("context_length_exceeded")})
+				n.fail(out, sdk.ProviderError{Message: sdk.S(msg), Code: sdk.S("context_length_exceeded")})
 			} else {
 				out.Warn("Goose: " + msg)
 			}
@@ -496,7 +613,7 @@ func (n *normalizer) item(k sdk.Str, i int, user bool, origin string, c abi.Valu
 		if msg.Kind() != abi.KindString {
 			msg = c.Get("error")
 		}
-		out.Error(sdk.ProviderError{Message: sdk.S(errText(msg))})
+		n.fail(out, sdk.ProviderError{Message: sdk.S(errText(msg))})
 	case "conversationCompacted":
 		out.Warn("the conversation was compacted here: the model saw a summary of what came before")
 	case "contextLengthExceeded":
@@ -505,7 +622,7 @@ func (n *normalizer) item(k sdk.Str, i int, user bool, origin string, c abi.Valu
 		// 1f2f6b1): the provider refused the request as too long and
 		// Goose ended the turn (agent.rs, ProviderError::
 		// ContextLengthExceeded).
-		out.Error(sdk.ProviderError{Message: sdk.Text(c.Get("msg")), Code: sdk.S("context_length_exceeded")})
+		n.fail(out, sdk.ProviderError{Message: sdk.Text(c.Get("msg")), Code: sdk.S("context_length_exceeded")})
 	case "summarizationRequested":
 		// The same Goose's notice that it summarized the conversation
 		// ({msg}): the model saw a summary of what came before.
@@ -779,4 +896,8 @@ func toolKind(name string, input abi.Value) (string, sdk.Str) {
 }
 
 // End implements sdk.Normalizer.
-func (n *normalizer) End(out *sdk.Out) error { return nil }
+func (n *normalizer) End(out *sdk.Out) error {
+	// A stream-json run cut off mid-message: what came of it is written.
+	n.closeStream(out)
+	return nil
+}

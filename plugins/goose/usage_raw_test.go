@@ -3,6 +3,7 @@
 package goose_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"testing"
 
@@ -48,9 +49,20 @@ func rawGooseUsage(t *testing.T, _ string, raw []byte) plugintest.RawUsage {
 		AccRead    *int64  `json:"accumulated_cache_read_tokens"`
 		AccWrite   *int64  `json:"accumulated_cache_write_tokens"`
 		AccTotal   *int64  `json:"accumulated_total_tokens"`
+		// goose run --output-format stream-json's complete event
+		// states the session's counters under these names.
+		Type        string `json:"type"`
+		StreamRead  *int64 `json:"cache_read_input_tokens"`
+		StreamWrite *int64 `json:"cache_write_input_tokens"`
 	}
 	var last *gooseCounters
-	for _, l := range plugintest.Lines(raw) {
+	lines := plugintest.Lines(raw)
+	if t := bytes.TrimSpace(raw); len(t) > 0 && t[0] == '{' && json.Valid(t) {
+		// goose session export --format json: the session record as one
+		// (pretty-printed) document.
+		lines = [][]byte{t}
+	}
+	for _, l := range lines {
 		var line struct {
 			Twasm string `json:"$twasm"`
 			Table string `json:"table"`
@@ -62,6 +74,14 @@ func rawGooseUsage(t *testing.T, _ string, raw []byte) plugintest.RawUsage {
 		}
 		rec := line.record // a session file's metadata line
 		switch {
+		case line.Type == "complete" && line.Twasm == "":
+			// The end of a stream-json run: the session's counters,
+			// input counting cached tokens.
+			last = &gooseCounters{rec.Input, rec.Output, rec.StreamRead, rec.StreamWrite, rec.Total}
+			if rec.Input == nil && rec.Output == nil {
+				last = &gooseCounters{}
+			}
+			continue
 		case line.Twasm == "row" && line.Table == "sessions":
 			rec = line.Row
 		case line.Twasm != "" || rec.WorkingDir == nil:

@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -51,10 +52,61 @@ type ocPart struct {
 	Cost float64 `json:"cost"`
 }
 
+// exportPart is a part of an opencode export document, with its
+// message's role.
+type exportPart struct {
+	user bool
+	raw  json.RawMessage
+}
+
+// exportParts reads raw as the output of opencode export ({info,
+// messages: [{info, parts}]}, one document): the parts of the messages
+// not created before the session was (a fork's copies of its parent's),
+// in order. ok is false when raw is no such document.
+func exportParts(raw []byte) (parts []exportPart, ok bool) {
+	type created struct {
+		Time struct{ Created int64 } `json:"time"`
+	}
+	var doc struct {
+		Info     *created `json:"info"`
+		Messages []struct {
+			Info struct {
+				created
+				Role string `json:"role"`
+			} `json:"info"`
+			Parts []json.RawMessage `json:"parts"`
+		} `json:"messages"`
+	}
+	if json.Unmarshal(bytes.TrimSpace(raw), &doc) != nil || doc.Info == nil || doc.Messages == nil {
+		return nil, false
+	}
+	for _, m := range doc.Messages {
+		if c := m.Info.Time.Created; c > 0 && c < doc.Info.Time.Created {
+			continue
+		}
+		for _, p := range m.Parts {
+			parts = append(parts, exportPart{user: m.Info.Role == "user", raw: p})
+		}
+	}
+	return parts, true
+}
+
 func openCodeFacts(raw []byte) facts {
 	parts := map[string]ocPart{}
 	user := map[string]bool{}
 	var order []string
+	if exp, ok := exportParts(raw); ok {
+		for i, ep := range exp {
+			var p ocPart
+			if json.Unmarshal(ep.raw, &p) != nil {
+				continue
+			}
+			id := strconv.Itoa(i)
+			order = append(order, id)
+			parts[id], user[id] = p, ep.user
+		}
+		raw = nil
+	}
 	roles := map[string]string{} // the older file tree: a message's role by its id
 	file := ""                   // the older file tree: the path of the document that follows
 	var session int64            // when the session was created

@@ -2,7 +2,7 @@
 // anomalyco/opencode) and of Kilo CLI (provider "kilo"), which keeps the
 // same schema in $XDG_DATA_HOME/kilo/kilo.db (kilo-<channel>.db, or an
 // opencode-<channel>.db an older build left there; the KILO_DB override
-// names a file and is not followed). It reads three formats:
+// names a file and is not followed). It reads four formats:
 //
 //   - "rows": OpenCode's SQLite store (opencode.db, $XDG_DATA_HOME/opencode
 //     or ~/.local/share/opencode on every OS; opencode-<channel>.db for a
@@ -33,6 +33,21 @@
 //     sub-agent's session a child run, as parent_id does.
 //   - "json": `opencode run --format json` (step_start, text, reasoning,
 //     tool_use, step_finish and error events, each holding one part).
+//   - "export": the output of `opencode export [session]` (and `kilo
+//     export`): the session as one document printed with
+//     JSON.stringify(..., null, 2) (cli/cmd/export.ts), {info, messages:
+//     [{info, parts}], todos}, reassembled from its lines by the SDK
+//     (sdk.Plugin.Reassemble): the session's info, then each message's
+//     info and its parts, read by the same code as the rows (a message's
+//     info is a row's "message", a part its "data"). todos, the session's
+//     plan, is not read. The document is one raw line to the host; an
+//     export made while an answer ran reads incomplete, as the store
+//     read mid-turn does (the session was exported while OpenCode wrote
+//     it). The goldens export_* are written by hand from export.ts;
+//     testdata/captures/opencode holds three real exports of OpenCode
+//     1.2.5 (victoryforphil/dark-factory, MIT), and a detection of the
+//     start of an export longer than detection's sample reads them
+//     (internal/detect, exportPrefix).
 //
 // Parts: text and reasoning are text and thinking blocks (a synthetic
 // text of a user message is injected context, a file attachment or a

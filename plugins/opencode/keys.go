@@ -9,8 +9,8 @@ import "github.com/twasm/twasm/abi"
 var keys = abi.NewKeySet(
 	"$twasm", "agent", "attempt", "cache", "callID", "command", "completed", "cost", "created", "cwd", "data",
 	"description", "directory", "end", "error", "exit", "filename", "finish", "id", "ignored", "input",
-	"interrupted", "message", "message_id", "message_time_created", "messageID", "metadata", "mime",
-	"model", "modelID", "name", "output", "parent_id", "parentID", "part", "path", "prompt", "read",
+	"info", "interrupted", "message", "message_id", "messages", "message_time_created", "messageID", "metadata", "mime",
+	"model", "modelID", "name", "output", "parent_id", "parentID", "part", "parts", "path", "prompt", "read",
 	"reason", "reasoning", "role", "root", "row", "sessionID", "start", "state", "status", "synthetic",
 	"table", "text", "time", "time_created", "timestamp", "tokens", "tool", "total", "type", "version",
 	"write",

@@ -15,8 +15,8 @@ var Plugin = sdk.Plugin{
 		Name:        "opencode",
 		Version:     "0.1.0",
 		Providers:   []string{"opencode", "kilo"},
-		Formats:     []string{fmtRows, fmtTree, fmtJSON},
-		Description: "OpenCode (and Kilo CLI) sessions from its SQLite store and its older file tree, and opencode run --format json",
+		Formats:     []string{fmtRows, fmtTree, fmtJSON, fmtExport},
+		Description: "OpenCode (and Kilo CLI) sessions from its SQLite store and its older file tree, opencode run --format json, and opencode export",
 		Stores: []abi.Store{{
 			Name: "OpenCode", Kind: abi.StoreKindSQLite,
 			// OpenCode keeps its data in $XDG_DATA_HOME/opencode, else
@@ -51,6 +51,8 @@ var Plugin = sdk.Plugin{
 	},
 	New:  func(opts abi.BeginOptions) sdk.Normalizer { return &normalizer{msgs: map[string]*message{}} },
 	Keys: keys,
+	// opencode export prints the session as one pretty-printed document.
+	Reassemble: true,
 }
 
 // Queries are what the host reads of OpenCode's database (drizzle
@@ -88,9 +90,10 @@ var TreeFiles = []string{"session/*/{key}.json", "message/{key}/*.json", "part/{
 
 // Format names, as reported in OpMeta and the manifest.
 const (
-	fmtRows = "rows" // the host's row lines of the SQLite store
-	fmtTree = "tree" // the host's file lines and documents of the older file tree
-	fmtJSON = "json" // opencode run --format json
+	fmtRows   = "rows"   // the host's row lines of the SQLite store
+	fmtTree   = "tree"   // the host's file lines and documents of the older file tree
+	fmtJSON   = "json"   // opencode run --format json
+	fmtExport = "export" // opencode export: the session as one document
 )
 
 // What a document of the older file tree is, by its path's first
@@ -237,6 +240,8 @@ func (n *normalizer) Line(l *sdk.Line, out *sdk.Out) error {
 		n.setFormat(out, fmtJSON, v.Get("sessionID").String())
 		e := v.Get("error")
 		report(e.Get("name").String(), errMessage(e), out)
+	case v.Get("info").Kind() == abi.KindObject && v.Get("messages").Kind() == abi.KindArray:
+		n.export(v, out)
 	default:
 		out.Unmapped(sdk.S(nativeType(v)))
 	}
@@ -333,16 +338,7 @@ func (n *normalizer) treeDoc(v abi.Value, out *sdk.Out) {
 	case docSession:
 		n.session(v, v.Get("parentID"), v.Path("time", "created"), out)
 	case docMessage:
-		id := v.Get("id").String()
-		if id == "" {
-			out.Unmapped(sdk.S("message_without_id"))
-			return
-		}
-		if n.copied(id, v, abi.Value{}) {
-			out.Ignored(sdk.S(forkedHistory))
-			return
-		}
-		n.part(id, "", abi.Value{}, v, millis(v.Path("time", "created")), out)
+		n.messageInfo(v, out)
 	case docPart:
 		msgID := v.Get("messageID").String()
 		if msgID == "" {
@@ -355,6 +351,47 @@ func (n *normalizer) treeDoc(v abi.Value, out *sdk.Out) {
 		}
 		n.part(msgID, v.Get("id").String(), v, abi.Value{}, "", out)
 	}
+}
+
+// export handles the output of opencode export (cli/cmd/export.ts): one
+// document {info, messages: [{info, parts}], todos}, the session's info,
+// then each message's info and its parts, as Session.messages returns
+// them (the same data as the database's rows and the older file tree's
+// documents, read by the same code). todos, the session's plan, is not
+// read. Kilo CLI's export is the same.
+func (n *normalizer) export(v abi.Value, out *sdk.Out) {
+	info := v.Get("info")
+	n.setFormat(out, fmtExport, info.Get("id").String())
+	n.session(info, info.Get("parentID"), info.Path("time", "created"), out)
+	for it := v.Get("messages").Iter(); it.Next(); {
+		id, ok := n.messageInfo(it.Value().Get("info"), out)
+		if !ok {
+			continue
+		}
+		for pt := it.Value().Get("parts").Iter(); pt.Next(); {
+			p := pt.Value()
+			n.part(id, p.Get("id").String(), p, abi.Value{}, "", out)
+		}
+	}
+}
+
+// messageInfo handles a message's info (a document of the older file
+// tree, or a message of opencode export's): the message, opened with it.
+// ok is false, and the id empty, for a message without an id (counted
+// unmapped) or one a fork copied from its parent (declared ignored): its
+// parts are not read.
+func (n *normalizer) messageInfo(info abi.Value, out *sdk.Out) (id string, ok bool) {
+	id = info.Get("id").String()
+	if id == "" {
+		out.Unmapped(sdk.S("message_without_id"))
+		return "", false
+	}
+	if n.copied(id, info, abi.Value{}) {
+		out.Ignored(sdk.S(forkedHistory))
+		return "", false
+	}
+	n.part(id, "", abi.Value{}, info, millis(info.Path("time", "created")), out)
+	return id, true
 }
 
 // millis is an integer of milliseconds since 1970 as RFC 3339 ("" when
@@ -794,7 +831,11 @@ func (n *normalizer) End(out *sdk.Out) error {
 			// newest message is an answer OpenCode has not finished. A
 			// later sync, after it finished, hands its rows again with
 			// time.completed set.
-			out.Status(sdk.StatusIncomplete, sdk.S("the turn has not finished: the last assistant message "+m.id+" has no time.completed (the store was read while OpenCode was writing it)"), sdk.LevelError)
+			read := "the store was read"
+			if n.format == fmtExport {
+				read = "the session was exported"
+			}
+			out.Status(sdk.StatusIncomplete, sdk.S("the turn has not finished: the last assistant message "+m.id+" has no time.completed ("+read+" while OpenCode was writing it)"), sdk.LevelError)
 		case m.errName == "MessageAbortedError":
 			// The user stopped the session's last answer: the turn
 			// was cut, as a Codex turn_aborted or a Pi response

@@ -44,7 +44,8 @@ func (t openCodeTokens) figures() transcript.Usage {
 // `opencode run --format json`) with the figures read here from the raw
 // input: every step-finish part (by its id: a part written again in
 // place counts once, its last version) states one model step's tokens;
-// the session's figures are their sum. A message created before its
+// the session's figures are their sum (opencode export's document
+// too). A message created before its
 // session was (Session.fork's copy of the parent's) is the parent's:
 // its parts count in the parent's run.
 func TestSessionUsageMatchesRaw(t *testing.T) {
@@ -82,8 +83,17 @@ func rawOpenCodeUsage(t *testing.T, _ string, raw []byte) plugintest.RawUsage {
 			Created int64 `json:"created"`
 		} `json:"time"`
 	}
-	var session int64           // when the session was created (0: not said)
-	copied := map[string]bool{} // messages created before it (the file tree's)
+	var session int64                    // when the session was created (0: not said)
+	copied := map[string]bool{}          // messages created before it (the file tree's)
+	if exp, ok := exportParts(raw); ok { // opencode export: one document
+		for _, ep := range exp {
+			var p part
+			if json.Unmarshal(ep.raw, &p) == nil {
+				keep("", p)
+			}
+		}
+		raw = nil
+	}
 	for _, l := range plugintest.Lines(raw) {
 		var line struct {
 			part

@@ -132,6 +132,10 @@ func (n *normalizer) End(out *sdk.Out) error {
 	if n.legacy != nil {
 		return n.legacy.End(out)
 	}
+	if n.hl.on {
+		n.headlessEnd(out)
+		return nil
+	}
 	for i := range n.agents {
 		if a := &n.agents[i]; a.open {
 			a.open = false

@@ -20,6 +20,7 @@
 //     systemPayload?, agentId?, agentName?, isSidechain?}. type is user,
 //     assistant, tool_result or system; message is the Gemini API's
 //     Content as it was sent to or came from the model.
+//
 //   - session-file: the older chat, one JSON document {sessionId,
 //     projectHash, messages[]} rewritten at every turn, which Qwen Code
 //     kept as the Gemini CLI wrote it. It is read by the Gemini plugin's
@@ -30,6 +31,34 @@
 //     did, is not known from a public file: records of another type would
 //     be counted unmapped by that normalizer ("message/<type>"), never
 //     read as conversation.
+//
+//   - stream-json: the output of qwen -p --output-format stream-json
+//     (one message a line) or json (the same messages in one array),
+//     written by packages/cli/src/nonInteractive/io
+//     (BaseJsonOutputAdapter.ts) in Claude Code's shapes (headless.go):
+//     system {subtype init, session_id, cwd, model, qwen_code_version},
+//     assistant {message {id, model, content, usage},
+//     parent_tool_use_id}, user {message {content}} (the prompt, or
+//     tool_result blocks {tool_use_id, is_error, content}), result
+//     {subtype, is_error, result, usage, error {message}} at the end;
+//     stream_event (partial messages) and control messages are declared
+//     ignored. Its usage is not Claude Code's: input_tokens is
+//     promptTokenCount, every input token with cache_read_input_tokens
+//     of them read from the cache (createUsage,
+//     computeUsageFromMetrics), so it is the step's input as stated, the
+//     cache inside it; a total_tokens above input and output holds
+//     thoughts beside the candidates (usageOf), added to the output as
+//     its reasoning. One response's blocks are split over several
+//     messages of one kind of block each, its usage on the last (the
+//     others state zeros): each message's usage is added, and the result
+//     message's, the run's over every model call, sub-agents' included,
+//     replaces the sum. A message with parent_tool_use_id is a
+//     sub-agent's: a scope opened at its first message, closed by the
+//     agent call's result. The last result message decides the status
+//     (a sub-agent's failure is a result message too, before it): error
+//     when is_error, with error.message; a stream cut before it is
+//     incomplete. The API errors Qwen Code writes into the answer's text
+//     ("[API Error: ...]") stay text; the result says the run failed.
 //
 // A chat has no terminal record: it is reported with NoTerminal and the
 // host settles its status by the session rule of spec §6.7 (error when a

@@ -15,4 +15,7 @@ var keys = abi.NewKeySet(
 	"state", "status", "status_code", "subagent_type", "subtype", "summary", "systemPayload", "terminateReason", "text",
 	"thought", "thoughtsTokenCount", "timestamp", "toolCallResult", "toolUsePromptTokenCount", "totalTokenCount",
 	"truncatedCount", "type", "uiEvent", "usageMetadata", "uuid",
+	"cache_read_input_tokens", "content", "data", "fromModel", "input", "input_tokens", "is_error", "output_tokens",
+	"parent_tool_use_id", "qwen_code_version", "session_id", "stop_reason", "thinking", "toModel", "tool_use_id",
+	"total_tokens", "usage",
 )

@@ -14,8 +14,8 @@ var Plugin = sdk.Plugin{
 		Name:        "qwen",
 		Version:     "0.1.0",
 		Providers:   []string{"qwen"},
-		Formats:     []string{fmtSession, fmtLegacy},
-		Description: "Qwen Code chat records (~/.qwen/projects/*/chats/*.jsonl) and the older whole-document chats",
+		Formats:     []string{fmtSession, fmtLegacy, fmtHeadless},
+		Description: "Qwen Code chat records (~/.qwen/projects/*/chats/*.jsonl), the older whole-document chats, and qwen -p's stream-json and json output",
 		// Qwen Code keeps chats until the user deletes them (no
 		// retention); doc.go, "Store".
 		Stores: []abi.Store{
@@ -64,6 +64,8 @@ type normalizer struct {
 	resulted map[string]bool   // call keys whose latest call has its result
 	agents   []subAgent        // sub-agent calls' scopes, in call order
 	sides    map[string]bool   // sidechain agent ids with an open scope
+
+	hl headless // qwen -p's stream-json or json output (headless.go)
 }
 
 // Line implements sdk.Normalizer.
@@ -78,8 +80,22 @@ func (n *normalizer) Line(l *sdk.Line, out *sdk.Out) error {
 		}
 		return nil
 	}
+	if v.Kind() == abi.KindArray && !n.sawRecord && isHeadless(v.Index(0)) {
+		// qwen -p --output-format json: the messages in one array.
+		for it := v.Iter(); it.Next(); {
+			if m := it.Value(); m.Kind() == abi.KindObject {
+				n.headlessLine(m, l.No, out)
+			}
+		}
+		return nil
+	}
 	if v.Kind() != abi.KindObject {
 		out.Unmapped(sdk.S("non_object"))
+		return nil
+	}
+	if n.hl.on || !n.sawRecord && isHeadless(v) {
+		// qwen -p --output-format stream-json: Claude Code's shapes.
+		n.headlessLine(v, l.No, out)
 		return nil
 	}
 	if !n.sawRecord && v.Get("messages").Kind() == abi.KindArray {

@@ -38,7 +38,20 @@ func rawQwenUsage(t *testing.T, _ string, raw []byte) plugintest.RawUsage {
 	var in, cached, out, thoughts int64
 	sc := bufio.NewScanner(bytes.NewReader(raw))
 	sc.Buffer(nil, 64<<20)
+	// qwen -p --output-format stream-json: the result message states
+	// the run's usage (every model call's); input_tokens is the prompt,
+	// the cache read in it; a total above input and output holds thoughts
+	// beside the candidates.
+	var result *headlessUsage
 	for sc.Scan() {
+		var h struct {
+			Type      string         `json:"type"`
+			SessionID string         `json:"session_id"`
+			Usage     *headlessUsage `json:"usage"`
+		}
+		if json.Unmarshal(sc.Bytes(), &h) == nil && h.SessionID != "" && h.Type == "result" && h.Usage != nil && (h.Usage.Input > 0 || h.Usage.Output > 0) {
+			result = h.Usage
+		}
 		var e struct {
 			Type        string `json:"type"`
 			IsSidechain bool   `json:"isSidechain"`
@@ -67,7 +80,23 @@ func rawQwenUsage(t *testing.T, _ string, raw []byte) plugintest.RawUsage {
 	if err := sc.Err(); err != nil {
 		t.Fatal(err)
 	}
+	if u := result; u != nil {
+		r.Stated = true
+		in, cached, out, thoughts = u.Input, u.Cached, u.Output, 0
+		if u.Total != nil && *u.Total > u.Input+u.Output {
+			thoughts = *u.Total - u.Input - u.Output
+			out += thoughts
+		}
+	}
 	uncached := in - cached
 	r.Want.InputTokens, r.Want.UncachedInputTokens, r.Want.CacheReadTokens, r.Want.OutputTokens, r.Want.ReasoningTokens = &in, &uncached, &cached, &out, &thoughts
 	return r
+}
+
+// headlessUsage is the usage of a message of Qwen Code's headless output.
+type headlessUsage struct {
+	Input  int64  `json:"input_tokens"`
+	Output int64  `json:"output_tokens"`
+	Cached int64  `json:"cache_read_input_tokens"`
+	Total  *int64 `json:"total_tokens"`
 }

@@ -63,7 +63,10 @@ seconds. Without --limit every match is ranked.
 What a person or the model wrote ranks above what the agent's tooling
 injected (injected context, system prompts: marked "injected"); a text
 found again in other places (the same instructions in every session) is
-shown once, with how many more there are (--every lists each). A run that
+shown once, with how many more there are (--every lists each). Relevance
+is bm25 over each run's distinct texts: a text a run repeats verbatim
+(context injected again, a system prompt sent with every turn) counts once,
+and each place it was said is still a hit. A run that
 another holds again is left out, with its sub-runs: the sub-agents' runs of
 an archive a killed sync or import left unfinished, which the next one
 archived again, and such an archive of a session that is archived whole in
