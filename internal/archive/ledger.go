@@ -165,6 +165,16 @@ type Resume struct {
 	// links the session's sub-agents' files found on disk into it, then
 	// ends it as the import would have (Recover).
 	Held bool `json:"held,omitempty"`
+	// Supersedes is the run the first part of this run archives again
+	// (fileLink.legacy: a sub-agent's file or a Roo Code sub-task linked
+	// again at its call, or a file an older twasm archived as a session
+	// of its own), which is ended, superseded by this run, once the part
+	// is written. It is kept on the entry (not pending) until that run is
+	// ended: a ledger loaded with it set (a sync or import killed between
+	// the part and that end) notes the run ([Ledger.superseding]), and
+	// the next sync or import ends the other first (Recover), so that the
+	// session is never left live in both runs.
+	Supersedes string `json:"supersedes,omitempty"`
 	// link, for the first part of a sub-agent file's run, is where the
 	// run is linked (not kept: once begun, the run names its parent).
 	link *fileLink
@@ -207,6 +217,10 @@ type Ledger struct {
 	// interrupted are the runs whose archive a killed sync or import
 	// left unfinished, found on load: by run id.
 	interrupted map[string]Interrupted
+	// supersede are the runs found on load whose first part was written
+	// and the run it archives again not yet ended (Resume.Supersedes):
+	// by run id.
+	supersede []string
 }
 
 // Interrupted is a run whose archive was interrupted: a part begun and
@@ -269,6 +283,8 @@ func OpenLedger(root string, readOnly bool) (l *Ledger, rebuilt string, err erro
 		if r.flags&(recPending|recResume) != 0 {
 			if e := l.runs.get(s); e.Pending || e.Resume != nil && e.Resume.Held {
 				settle = append(settle, e)
+			} else if e.Resume != nil && e.Resume.Supersedes != "" {
+				l.supersede = append(l.supersede, e.RunID)
 			}
 		}
 		return true
@@ -1008,6 +1024,23 @@ func (l *Ledger) Interrupted() []Interrupted {
 		out = append(out, it)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Entry.RunID < out[j].Entry.RunID })
+	return out
+}
+
+// superseding returns the entries of the runs found on load whose first
+// part was written and the run it archives again not ended
+// (Resume.Supersedes: a sync or import killed between the two) that
+// still say so, by run id.
+func (l *Ledger) superseding() []Entry {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []Entry
+	for _, id := range l.supersede {
+		if e := l.runs.byRun(id); e != nil && !e.Pending && e.Resume != nil && e.Resume.Supersedes != "" {
+			out = append(out, *e)
+		}
+	}
+	slices.SortFunc(out, func(a, b Entry) int { return strings.Compare(a.RunID, b.RunID) })
 	return out
 }
 

@@ -61,7 +61,31 @@ func (a *Archiver) Recover(ctx context.Context) []Outcome {
 		return cmp.Compare(b2i(x.Resume != nil && x.Resume.Held), b2i(y.Resume != nil && y.Resume.Held))
 	})
 	for _, it := range its {
-		outs = append(outs, a.recoverRun(ctx, it))
+		o := a.recoverRun(ctx, it)
+		if it.Resume != nil && it.Resume.Supersedes != "" {
+			// A sub-agent's run begun to archive another again: once
+			// its first part is written (continued here), the other is
+			// ended, superseded by it. A run that holds none (its
+			// session went on in the other, above) supersedes nothing.
+			if cur := a.ledger.byRun(it.Entry.RunID); cur != nil && cur.Parts > 0 && cur.SupersededBy == "" {
+				if err := a.supersede(ctx, cur.RunID, it.Resume.Supersedes); err != nil {
+					o.Action, o.Reason = ActionFailed, joinReason(o.Reason, err.Error())
+				} else {
+					o.Reason = joinReason(o.Reason, "run "+it.Resume.Supersedes+", which it archives again, is ended, superseded by it")
+				}
+			}
+		}
+		outs = append(outs, o)
+	}
+	// The runs whose first part was written and the run it archives
+	// again not ended (killed between the two): ended now.
+	for _, e := range a.ledger.superseding() {
+		o := Outcome{Action: ActionSettled, Path: e.Path, Provider: e.Provider, RunID: e.RunID,
+			Reason: "run " + e.RunID + " archived again what run " + e.Resume.Supersedes + " holds, and a sync or import was killed before it ended that run: ended now, superseded by it"}
+		if err := a.supersede(ctx, e.RunID, e.Resume.Supersedes); err != nil {
+			o.Action, o.Reason = ActionFailed, fmt.Sprintf("run %s: %v", e.RunID, err)
+		}
+		outs = append(outs, o)
 	}
 	for _, e := range a.ledger.Unsealed() {
 		if o, ok := a.sealLeft(ctx, e); ok {
