@@ -495,12 +495,14 @@
 // (supersede), whatever its status (an agent's error or incomplete
 // status included); so a sync or import killed at any point of the
 // re-link leaves the next one (Recover) to finish it: killed while the
-// new run's part was written, the part is settled as any (its run,
-// holding nothing, is ended cancelled, the file's run then archived
-// again at its call by the same sync); killed after it and before the
-// old run's end was written or noted, the old run is ended, superseded
-// by the new one, its end written once. The file is then held live by
-// one run. A link to a sub-agent's run that is still open is not an
+// new run's part was written, the part is settled as any and the new
+// run, holding nothing, is ended cancelled, superseded by the old run
+// (relinkCut), which the same sync then archives again at the call (a
+// sub-agent file's run by legacyOf or looseOf, a named Roo sub-task's by
+// linkNamed, which looks at the new run's parent again:
+// namedParts.again); killed after it and before the old run's end was
+// written or noted, the old run is ended, superseded by the new one, its
+// end written once. The file is then held live by one run. A link to a sub-agent's run that is still open is not an
 // interrupted part ([Ledger.Interrupted] looks for open steps), and
 // settling an interrupted part of the session leaves such runs alone.
 //

@@ -73,6 +73,8 @@ func (a *Archiver) Recover(ctx context.Context) []Outcome {
 				} else {
 					o.Reason = joinReason(o.Reason, "run "+it.Resume.Supersedes+", which it archives again, is ended, superseded by it")
 				}
+			} else if cur != nil && cur.Parts == 0 {
+				o = a.relinkCut(ctx, o, cur, it.Resume.Supersedes)
 			}
 		}
 		outs = append(outs, o)
@@ -312,6 +314,31 @@ func (a *Archiver) recoverRun(ctx context.Context, it Interrupted) Outcome {
 		o.Reason = note
 	} else {
 		o.Reason = note + "; " + o.Reason
+	}
+	return o
+}
+
+// relinkCut settles run cur, begun to archive again what run old holds
+// (Resume.Supersedes) and interrupted before its first part: holding
+// nothing, it is ended as cancelled (a session file's run is already,
+// its session found in old), superseded by old, which holds the
+// session still. The link is made again as it was to be: a sub-agent
+// file's by the sync's look at it (legacyOf, looseOf), a named
+// sub-task's by this sync's linkNamed, which looks at cur's parent's run
+// again (namedParts.again).
+func (a *Archiver) relinkCut(ctx context.Context, o Outcome, cur *Entry, old string) Outcome {
+	if !cur.Closed {
+		why := "its first part was interrupted, and run " + old + " holds the session until it is archived again"
+		if err := a.endCancelled(ctx, cur, why, old); err != nil {
+			o.Action, o.Reason = ActionFailed, joinReason(o.Reason, err.Error())
+			return o
+		}
+		o.Action, o.Reason = ActionClosed, joinReason(o.Reason, "ended as cancelled: "+why)
+	}
+	if cur.Parent != "" && a.named != nil {
+		a.named.mu.Lock()
+		a.named.again = append(a.named.again, cur.Parent)
+		a.named.mu.Unlock()
 	}
 	return o
 }

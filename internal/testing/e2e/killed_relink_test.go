@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -67,20 +68,21 @@ func kimiRelinkFiles(t *testing.T, steps int) (session string, first, whole []by
 		filepath.Join(agents, "agent-0", "wire.jsonl"), b.Bytes()
 }
 
-// relinkState is what the runs of a storage say of a Kimi Code session
-// and its sub-agent after the sub-agent was linked again at its call:
-// the child runs (all) and those of them that are live (neither ended
-// superseded nor named superseded by a later link), what is not done
-// (a step left open, a superseded run not ended), and the output tokens
-// stats counts in all.
+// relinkState is what the runs of a storage say of a sub-agent's file
+// (or folder) after it was linked again at its call: the runs archived
+// from it (all) and those of them that are live (neither ended
+// superseded nor named superseded by a link), the live run's link (its
+// path in its parent's run), what is not done (a step left open in any
+// run, a superseded run not ended), and the output tokens stats counts
+// in all.
 type relinkState struct {
 	live, all int
-	liveAt    string // the live run's link: path in its parent's run
+	liveAt    string
 	notDone   []string
 	output    int64
 }
 
-func relinkStateOf(t *testing.T, h *fakeHome) relinkState {
+func relinkStateOf(t *testing.T, h *fakeHome, sub string) relinkState {
 	t.Helper()
 	var st relinkState
 	runs := clitest.StorageRuns(t, h.stor)
@@ -99,16 +101,16 @@ func relinkStateOf(t *testing.T, h *fakeHome) relinkState {
 	}
 	for _, evs := range runs {
 		id, last := evs[0].RunID, evs[len(evs)-1]
-		if evs[0].ParentRunID == "" {
-			if open := openSteps(evs); open != "" {
-				st.notDone = append(st.notDone, id+" (the session's) leaves "+open+" open")
-			}
-			continue
-		}
-		st.all++
 		if open := openSteps(evs); open != "" {
 			st.notDone = append(st.notDone, id+" leaves "+open+" open")
 		}
+		var src struct {
+			Path string `json:"path"`
+		}
+		if p := evs[0].Step(); p == nil || json.Unmarshal(p.Extra["source"], &src) != nil || src.Path != sub {
+			continue
+		}
+		st.all++
 		by := ""
 		if last.Type == transcript.RunCompleted {
 			_ = json.Unmarshal(last.Step().Extra[lifecycle.SupersededByField], &by)
@@ -189,117 +191,178 @@ func lockWaited(t *testing.T, f *os.File) bool {
 	return lk.Type != unix.F_UNLCK
 }
 
-// TestKilledSubAgentRelink: a Kimi Code sub-agent's journal synced while
-// its Agent call ran is linked at its session's latest part; the sync
-// after the session brought the call's result archives it again as a
-// child run linked at the call and ends the first, superseded by it
-// (archive's looseOf). Killed with SIGKILL at each step of that
-// re-link, then synced again, the storage holds what a sync never
-// killed leaves: every run complete (no step left open), exactly one
-// live run of the sub-agent's file, linked at the call, and the
-// sub-agent's tokens counted once in `stats --all`; doctor finds
-// nothing interrupted, every transcript is valid, and a further sync
-// archives nothing. The steps: while the new child run's part is
-// written (its transcript at a few lines, and at many), and once it is
-// written and the first run is being ended (the test holds that run's
-// transcript lock, so the sync waits there, and kills it waiting).
-// Before, the last left the first run open and live beside the new one
-// for good (the ledger named only the new run for the file), counted
-// twice by ls and search.
+// rooRelinkFiles are a Roo Code 3.35-3.48 task that delegates (its
+// new_task call, native tool protocol) and its sub-task, written by hand
+// from RooCodeInc/Roo-Code v3.48.0 as synccmd's TestSyncRooDelegatedSubTask
+// writes them: the parent's folder before the sub-task returned (first:
+// nothing names the sub-task, whose folder names no parent) and after
+// (the call's result "Subtask <id> completed.\n\nResult:\n...",
+// abi.StoreParent.Result), the sub-task's folder, and the sub-task's
+// folder's path.
+func rooRelinkFiles() (first, then map[string][]byte, sub string) {
+	const parent, child, ts = "f1000000-0000-4000-8000-000000000001", "c2000000-0000-4000-8000-000000000002", 1767225600000
+	tasks := filepath.Join(".config", "Code", "User", "globalStorage", "rooveterinaryinc.roo-cline", "tasks")
+	req := func(ts, in, out int) string {
+		return fmt.Sprintf(`{"ts":%d,"type":"say","say":"api_req_started","text":"{\"apiProtocol\":\"anthropic\",\"tokensIn\":%d,\"tokensOut\":%d,\"cacheWrites\":0,\"cacheReads\":0,\"cost\":0.001}"}`, ts, in, out)
+	}
+	ui := []string{fmt.Sprintf(`{"ts":%d,"type":"say","say":"text","text":"Plan the release."}`, ts), req(ts+100, 20, 150),
+		fmt.Sprintf(`{"ts":%d,"type":"ask","ask":"tool","text":"{\"tool\":\"newTask\",\"mode\":\"code\",\"content\":\"Write the changelog.\"}"}`, ts+200)}
+	api := []string{fmt.Sprintf(`{"role":"user","content":[{"type":"text","text":"<task>\nPlan the release.\n</task>"}],"ts":%d}`, ts),
+		fmt.Sprintf(`{"role":"assistant","content":[{"type":"text","text":"I'll delegate it."},{"type":"tool_use","id":"toolu_01NewTask","name":"new_task","input":{"mode":"code","message":"Write the changelog.","todos":""}}],"ts":%d}`, ts+200)}
+	doc := func(items []string) []byte { return []byte("[" + strings.Join(items, ",") + "]") }
+	dir, sub := filepath.Join(tasks, parent), filepath.Join(tasks, child)
+	childFiles := map[string][]byte{
+		filepath.Join(sub, "ui_messages.json"): doc([]string{fmt.Sprintf(`{"ts":%d,"type":"say","say":"text","text":"Write the changelog."}`, ts+300),
+			req(ts+400, 10, 60), fmt.Sprintf(`{"ts":%d,"type":"say","say":"completion_result","text":"Wrote CHANGELOG.md."}`, ts+500)}),
+		filepath.Join(sub, "api_conversation_history.json"): doc([]string{fmt.Sprintf(`{"role":"user","content":[{"type":"text","text":"<task>\nWrite the changelog.\n</task>"}],"ts":%d}`, ts+300),
+			fmt.Sprintf(`{"role":"assistant","content":[{"type":"text","text":"Wrote CHANGELOG.md."}],"ts":%d}`, ts+500)}),
+	}
+	first, then = map[string][]byte{filepath.Join(dir, "ui_messages.json"): doc(ui), filepath.Join(dir, "api_conversation_history.json"): doc(api)}, map[string][]byte{}
+	maps.Copy(first, childFiles)
+	then[filepath.Join(dir, "ui_messages.json")] = doc(append(ui, fmt.Sprintf(`{"ts":%d,"type":"say","say":"subtask_result","text":"Done."}`, ts+1000), req(ts+1100, 30, 40),
+		fmt.Sprintf(`{"ts":%d,"type":"say","say":"completion_result","text":"The release is planned."}`, ts+1200)))
+	then[filepath.Join(dir, "api_conversation_history.json")] = doc(append(api,
+		fmt.Sprintf(`{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_01NewTask","content":"Subtask %s completed.\n\nResult:\nDone."}],"ts":%d}`, child, ts+1000),
+		fmt.Sprintf(`{"role":"assistant","content":[{"type":"text","text":"The release is planned."}],"ts":%d}`, ts+1200)))
+	return first, then, sub
+}
+
+// TestKilledSubAgentRelink: a sub-agent's file archived before its
+// session named the call that started it is archived again, by the sync
+// that finds the call named, as a child run linked at the call, and the
+// first run is ended, superseded by it: a Kimi Code sub-agent's journal
+// synced while its Agent call ran (linked at its session's latest part;
+// archive's looseOf), and a Roo Code 3.35-3.48 sub-task synced before
+// its parent's new_task result named it (a run of its own; linkNamed).
+// Killed with SIGKILL at each step of that re-link, then synced again,
+// the storage holds what a sync never killed leaves: every run complete
+// (no step left open, every run of the file but one ended), exactly one
+// live run of the file, linked at the call, and the tokens stats --all
+// counts as many; doctor finds nothing interrupted, every transcript is
+// valid, and a further sync archives nothing. The steps: once the new
+// run is begun (its transcript at a few lines; the test holds the first
+// run's transcript lock, so the sync cannot end it first), while its
+// part is written (at many lines, the Kimi journal made long), and once
+// the part is written and the sync waits for that lock to end the first
+// run. Before, the last left the first run open and live beside the new
+// one in the ledger, and the next sync archived the file a third time at
+// the same call (a duplicate step.call_workflow.started, validate
+// failing), its tokens counted twice.
 func TestKilledSubAgentRelink(t *testing.T) {
 	t.Parallel()
-	session, first, whole, sub, agent := kimiRelinkFiles(t, 400)
-	ref := newFakeHome(t)
-	ref.put(session, first, time.Hour)
-	ref.put(sub, agent, time.Hour)
-	ref.ok("sync")
-	ref.put(session, whole, 30*time.Minute)
-	ref.ok("sync")
-	want := relinkStateOf(t, ref)
-	if want.live != 1 || want.all != 2 || want.liveAt != "agent.wire_Agent_3" || len(want.notDone) > 0 {
-		r := ref.ok("sync")
-		t.Fatalf("a sync never killed: %+v, want two child runs, one live, linked at the call\n%s%s\n%s", want, r.out, r.errOut, ref.ok("tree", "latest").out)
+	session, cut, whole, kimiSub, agent := kimiRelinkFiles(t, 400)
+	rooFirst, rooThen, rooSub := rooRelinkFiles()
+	type kill struct {
+		name  string
+		lines int  // of the new run's transcript; 0: once the sync waits for the first run's lock
+		lock  bool // the test holds the first run's transcript lock
 	}
-	for _, tc := range []struct {
-		name string
-		at   int // lines of the new child run's transcript; 0: at the end of the first run
+	for _, c := range []struct {
+		name        string
+		first, then map[string][]byte
+		sub, at     string
+		kills       []kill
 	}{
-		{"begun", 2},
-		{"mid_part", 600},
-		{"ending_the_first_run", 0},
+		{"kimi", map[string][]byte{session: cut, kimiSub: agent}, map[string][]byte{session: whole}, kimiSub, "agent.wire_Agent_3",
+			[]kill{{"begun", 2, true}, {"mid_part", 600, false}, {"ending_the_first_run", 0, true}}},
+		{"roo", rooFirst, rooThen, rooSub, "agent.c2000000-0000-4000-8000-000000000002_toolu_01NewTask",
+			[]kill{{"begun", 1, true}, {"ending_the_first_run", 0, true}}},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
+		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			h := newFakeHome(t)
-			h.put(session, first, time.Hour)
-			h.put(sub, agent, time.Hour)
-			h.ok("sync")
-			h.put(session, whole, 30*time.Minute)
-			known := map[string]bool{}
-			paths, _ := filepath.Glob(filepath.Join(h.stor, "transcripts", "*.jsonl"))
-			var looseRun string
-			for _, p := range paths {
-				known[p] = true
-				if evs := clitest.ReadRun(t, p); evs[0].ParentRunID != "" {
-					looseRun = p
+			// firstSync syncs the files before the call is named and
+			// returns the transcript of the file's first run.
+			firstSync := func(h *fakeHome) string {
+				for rel, b := range c.first {
+					h.put(rel, b, 2*time.Hour)
 				}
-			}
-			if looseRun == "" {
-				t.Fatal("the first sync made no child run")
-			}
-			if tc.at > 0 {
-				p := start(t, nil, h.env, "--storage", h.stor, "sync")
-				w := &newTranscript{stor: h.stor, known: known}
-				deadline := time.Now().Add(hangBound)
-				for w.count() < tc.at && time.Now().Before(deadline) {
-					time.Sleep(time.Millisecond)
-				}
-				_ = p.cmd.Process.Signal(syscall.SIGKILL)
-				_ = p.cmd.Wait()
-				t.Logf("killed at %d lines of the new child run", w.count())
-			} else {
-				f, err := os.OpenFile(looseRun, os.O_RDWR, 0)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if err := unix.Flock(int(f.Fd()), unix.LOCK_EX); err != nil {
-					t.Fatal(err)
-				}
-				p := start(t, nil, h.env, "--storage", h.stor, "sync")
-				exited := make(chan struct{})
-				go func() { _ = p.cmd.Wait(); close(exited) }()
-				deadline := time.Now().Add(hangBound)
-			wait:
-				for !lockWaited(t, f) {
-					select {
-					case <-exited:
-						t.Fatalf("the sync ended without waiting for the first run's lock: %s%s", p.out, p.errOut)
-					default:
+				for _, l := range strings.Split(h.ok("sync").out, "\n") {
+					if f := strings.Split(l, "\t"); len(f) >= 4 && f[0] == "new" && f[3] == filepath.Join(h.dir, c.sub) {
+						return filepath.Join(h.stor, "transcripts", f[1]+".jsonl")
 					}
-					if time.Now().After(deadline) {
-						break wait
-					}
-					time.Sleep(time.Millisecond)
 				}
-				_ = p.cmd.Process.Signal(syscall.SIGKILL)
-				<-exited
-				f.Close()
+				t.Fatal("the first sync made no run of " + c.sub)
+				return ""
 			}
-			r := h.ok("sync")
-			t.Logf("then: %s%s", r.out, r.errOut)
-			got := relinkStateOf(t, h)
-			if got.live != 1 || got.liveAt != want.liveAt || got.output != want.output || len(got.notDone) > 0 {
-				t.Errorf("after the sync killed and another: %+v\nwant, as one never killed: one live child run linked at %s, %d output tokens in all, every run complete", got, want.liveAt, want.output)
+			then := func(h *fakeHome) {
+				for rel, b := range c.then {
+					h.put(rel, b, time.Hour)
+				}
 			}
-			if d := h.ok("doctor", "--json"); strings.Contains(d.out, "interrupted") {
-				t.Errorf("doctor still sees an interrupted archive: %s", d.out)
+			ref := newFakeHome(t)
+			firstSync(ref)
+			then(ref)
+			ref.ok("sync")
+			want := relinkStateOf(t, ref, filepath.Join(ref.dir, c.sub))
+			if want.live != 1 || want.all != 2 || want.liveAt != c.at || len(want.notDone) > 0 {
+				t.Fatalf("a sync never killed: %+v, want two runs of %s, one live, linked at %s", want, c.sub, c.at)
 			}
-			paths, _ = filepath.Glob(filepath.Join(h.stor, "transcripts", "*.jsonl"))
-			if v := h.run(append([]string{"validate"}, paths...)...); v.code != 0 {
-				t.Errorf("validate: %v", v)
-			}
-			if r := h.ok("sync"); !strings.Contains(r.errOut, "0 new") || strings.Contains(r.out, "new\t") || strings.Contains(r.out, "grown\t") {
-				t.Errorf("a further sync: %s%s, want nothing archived", r.out, r.errOut)
+			for _, k := range c.kills {
+				t.Run(k.name, func(t *testing.T) {
+					t.Parallel()
+					h := newFakeHome(t)
+					firstRun := firstSync(h)
+					then(h)
+					known := map[string]bool{}
+					paths, _ := filepath.Glob(filepath.Join(h.stor, "transcripts", "*.jsonl"))
+					for _, p := range paths {
+						known[p] = true
+					}
+					var f *os.File
+					if k.lock {
+						var err error
+						if f, err = os.OpenFile(firstRun, os.O_RDWR, 0); err != nil {
+							t.Fatal(err)
+						}
+						defer f.Close()
+						if err := unix.Flock(int(f.Fd()), unix.LOCK_EX); err != nil {
+							t.Fatal(err)
+						}
+					}
+					p := start(t, nil, h.env, "--storage", h.stor, "sync")
+					exited := make(chan struct{})
+					go func() { _ = p.cmd.Wait(); close(exited) }()
+					w := &newTranscript{stor: h.stor, known: known}
+					reached := func() bool {
+						if k.lines > 0 {
+							return w.count() >= k.lines
+						}
+						return lockWaited(t, f)
+					}
+					for deadline := time.Now().Add(hangBound); !reached(); {
+						select {
+						case <-exited:
+							t.Fatalf("the sync ended before the step: %s%s", p.out, p.errOut)
+						default:
+						}
+						if time.Now().After(deadline) {
+							t.Fatalf("the sync never reached the step (%d lines of the new run)", w.count())
+						}
+						time.Sleep(time.Millisecond)
+					}
+					_ = p.cmd.Process.Signal(syscall.SIGKILL)
+					<-exited
+					t.Logf("killed at %d lines of the new run", w.count())
+					if f != nil {
+						f.Close()
+					}
+					r := h.ok("sync")
+					t.Logf("then: %s%s", r.out, r.errOut)
+					got := relinkStateOf(t, h, filepath.Join(h.dir, c.sub))
+					if got.live != 1 || got.liveAt != want.liveAt || got.output != want.output || len(got.notDone) > 0 {
+						t.Errorf("after the sync killed and another: %+v\nwant, as one never killed: one live run linked at %s, %d output tokens in all, every run complete", got, want.liveAt, want.output)
+					}
+					if d := h.ok("doctor", "--json"); strings.Contains(d.out, "interrupted") {
+						t.Errorf("doctor still sees an interrupted archive: %s", d.out)
+					}
+					paths, _ = filepath.Glob(filepath.Join(h.stor, "transcripts", "*.jsonl"))
+					if v := h.run(append([]string{"validate"}, paths...)...); v.code != 0 {
+						t.Errorf("validate: %v", v)
+					}
+					if r := h.ok("sync"); !strings.Contains(r.errOut, "0 new") || strings.Contains(r.out, "new\t") || strings.Contains(r.out, "grown\t") {
+						t.Errorf("a further sync: %s%s, want nothing archived", r.out, r.errOut)
+					}
+				})
 			}
 		})
 	}
