@@ -156,19 +156,26 @@ func openSteps(evs []*transcript.Event) string {
 }
 
 // newTranscript watches for a transcript that none of the files known
-// before holds and counts its lines.
+// before holds, of a run archived from src (its run.started's source
+// names that path), and counts its lines.
 type newTranscript struct {
-	stor  string
-	known map[string]bool
-	w     *lineWatch
+	stor, src string
+	known     map[string]bool
+	w         *lineWatch
 }
 
 func (n *newTranscript) count() int {
 	if n.w == nil {
+		q, _ := json.Marshal(n.src)
 		paths, _ := filepath.Glob(filepath.Join(n.stor, "transcripts", "*.jsonl"))
 		for _, p := range paths {
-			if !n.known[p] {
-				n.w = &lineWatch{stor: n.stor, file: p}
+			if n.known[p] {
+				continue
+			}
+			if b, err := os.ReadFile(p); err == nil {
+				if first, _, _ := bytes.Cut(b, []byte("\n")); bytes.Contains(first, []byte(`"path":`+string(q))) {
+					n.w = &lineWatch{stor: n.stor, file: p}
+				}
 			}
 		}
 		if n.w == nil {
@@ -232,8 +239,10 @@ func rooRelinkFiles() (first, then map[string][]byte, sub string) {
 // that finds the call named, as a child run linked at the call, and the
 // first run is ended, superseded by it: a Kimi Code sub-agent's journal
 // synced while its Agent call ran (linked at its session's latest part;
-// archive's looseOf), and a Roo Code 3.35-3.48 sub-task synced before
-// its parent's new_task result named it (a run of its own; linkNamed).
+// archive's looseOf), the same journal synced before its session's
+// file was there (a run of its own; legacyOf), and a Roo Code 3.35-3.48
+// sub-task synced before its parent's new_task result named it (a run
+// of its own; linkNamed).
 // Killed with SIGKILL at each step of that re-link, then synced again,
 // the storage holds what a sync never killed leaves: every run complete
 // (no step left open, every run of the file but one ended), exactly one
@@ -265,6 +274,11 @@ func TestKilledSubAgentRelink(t *testing.T) {
 	}{
 		{"kimi", map[string][]byte{session: cut, kimiSub: agent}, map[string][]byte{session: whole}, kimiSub, "agent.wire_Agent_3",
 			[]kill{{"begun", 2, true}, {"mid_part", 600, false}, {"ending_the_first_run", 0, true}}},
+		// The journal synced with no session beside it: a run of its
+		// own (as an older twasm archived it), which the sync that
+		// finds the session archives again as its child (legacyOf).
+		{"kimi_own_run", map[string][]byte{kimiSub: agent}, map[string][]byte{session: whole}, kimiSub, "agent.wire_Agent_3",
+			[]kill{{"begun", 2, true}, {"ending_the_first_run", 0, true}}},
 		{"roo", rooFirst, rooThen, rooSub, "agent.c2000000-0000-4000-8000-000000000002_toolu_01NewTask",
 			[]kill{{"begun", 1, true}, {"ending_the_first_run", 0, true}}},
 	} {
@@ -322,7 +336,7 @@ func TestKilledSubAgentRelink(t *testing.T) {
 					p := start(t, nil, h.env, "--storage", h.stor, "sync")
 					exited := make(chan struct{})
 					go func() { _ = p.cmd.Wait(); close(exited) }()
-					w := &newTranscript{stor: h.stor, known: known}
+					w := &newTranscript{stor: h.stor, src: filepath.Join(h.dir, c.sub), known: known}
 					reached := func() bool {
 						if k.lines > 0 {
 							return w.count() >= k.lines
