@@ -1027,11 +1027,12 @@ func (l *Ledger) Interrupted() []Interrupted {
 	return out
 }
 
-// superseding returns the entries of the runs found on load whose first
+// Superseding returns the entries of the runs found on load whose first
 // part was written and the run it archives again not ended
 // (Resume.Supersedes: a sync or import killed between the two) that
-// still say so, by run id.
-func (l *Ledger) superseding() []Entry {
+// still say so, by run id: the next sync or import ends that run
+// (Recover).
+func (l *Ledger) Superseding() []Entry {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	var out []Entry

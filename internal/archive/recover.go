@@ -81,7 +81,7 @@ func (a *Archiver) Recover(ctx context.Context) []Outcome {
 	}
 	// The runs whose first part was written and the run it archives
 	// again not ended (killed between the two): ended now.
-	for _, e := range a.ledger.superseding() {
+	for _, e := range a.ledger.Superseding() {
 		o := Outcome{Action: ActionSettled, Path: e.Path, Provider: e.Provider, RunID: e.RunID,
 			Reason: "run " + e.RunID + " archived again what run " + e.Resume.Supersedes + " holds, and a sync or import was killed before it ended that run: ended now, superseded by it"}
 		if err := a.supersede(ctx, e.RunID, e.Resume.Supersedes); err != nil {

@@ -353,7 +353,8 @@ func TestSyncKimiCodeSubAgentRelinked(t *testing.T) {
 // TestSyncKimiCodeSubAgentRelinked) and ended the first child run,
 // superseded by the new one, then was killed before the ledger noted
 // that end (the ledger rewritten as it was then: the first run open, the
-// new one noting the run it supersedes, archive.Resume.Supersedes). The next sync settles it: the first run
+// new one noting the run it supersedes, archive.Resume.Supersedes).
+// Doctor says so. The next sync settles it: the first run
 // is noted ended, its transcript's end written once, the new run the
 // one live copy, the sub-agent's tokens counted once; a further sync
 // archives nothing.
@@ -398,6 +399,9 @@ func TestSyncRelinkEndNotNoted(t *testing.T) {
 		kept = append(kept, l)
 	}
 	clitest.Put(t, ledger, bytes.Join(kept, nil), 0)
+	if d := h.OK("doctor").Out; !strings.Contains(d, "run "+child+" archived") || !strings.Contains(d, "before it ended run "+loose) {
+		t.Errorf("doctor before the sync: want it to say run %s is still to end run %s:\n%s", child, loose, d)
+	}
 	ended := func() int {
 		return strings.Count(string(clitest.ReadFile(t, clitest.TranscriptPath(h.Stor, loose))), `"type":"run.completed"`)
 	}
