@@ -502,7 +502,13 @@
 // linkNamed, which looks at the new run's parent again:
 // namedParts.again); killed after it and before the old run's end was
 // written or noted, the old run is ended, superseded by the new one, its
-// end written once. The file is then held live by one run. A link to a sub-agent's run that is still open is not an
+// end written once. The file is then held live by one run. A ledger
+// rebuilt from the transcripts has lost the note, and finds it again in
+// the new run's link, which names the run it supersedes
+// (lifecycle.SupersedesField) when that run is still open (a sub-agent
+// re-linked at its call, a named sub-task); a run an older twasm
+// archived as a session of its own is not named there, and stays live
+// beside the new one then. A link to a sub-agent's run that is still open is not an
 // interrupted part ([Ledger.Interrupted] looks for open steps), and
 // settling an interrupted part of the session leaves such runs alone.
 //

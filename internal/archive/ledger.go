@@ -906,11 +906,13 @@ func (l *Ledger) rebuild(tdir string) error {
 	if err != nil {
 		return fmt.Errorf("ledger: rebuild: %w", err)
 	}
+	var links [][2]string // child run, the run it holds again
 	for _, d := range ents {
 		if !strings.HasSuffix(d.Name(), ".jsonl") {
 			continue
 		}
 		e, info, err := readTranscript(filepath.Join(tdir, d.Name()))
+		links = append(links, info.supersedes...)
 		if err != nil || e == nil || e.Parts == 0 && info.finished {
 			continue
 		}
@@ -921,6 +923,20 @@ func (l *Ledger) rebuild(tdir string) error {
 			l.noteInterrupted(e, info, nil)
 		}
 		if err := l.runs.put(e); err != nil {
+			return err
+		}
+	}
+	// A sub-agent's file (or sub-task) archived again at its call, whose
+	// link supersedes the run that held it, while that run is still
+	// open: a kill came before its end (Resume.Supersedes, lost with the
+	// ledger), which the next sync or import makes (Recover).
+	for _, ln := range links {
+		c, o := l.runs.byRun(ln[0]), l.runs.byRun(ln[1])
+		if c == nil || o == nil || o.Closed || c.Parts == 0 || c.Pending || c.Path != o.Path || c.RunID == o.RunID {
+			continue
+		}
+		c.Resume = &Resume{Supersedes: o.RunID}
+		if err := l.runs.put(c); err != nil { // listed as the ledger's own (OpenLedger)
 			return err
 		}
 	}
@@ -989,6 +1005,10 @@ type transcriptInfo struct {
 	open      []string
 	rawBytes  int64
 	rawSHA256 string
+	// supersedes are the links the run's transcript begins to a child
+	// run that holds again what another run holds
+	// (lifecycle.SupersedesField): child run id and the other's.
+	supersedes [][2]string
 }
 
 // interrupted reports whether a run's archive was left unfinished: a
@@ -1108,6 +1128,11 @@ func readTranscript(path string) (*Entry, transcriptInfo, error) {
 			order = append(order, k)
 			if ev.Type == transcript.StepStarted {
 				isStep[k] = true
+			} else if p := ev.Step(); p != nil && ev.ChildRunID != "" && len(p.Extra[lifecycle.SupersedesField]) > 0 {
+				var old string
+				if json.Unmarshal(p.Extra[lifecycle.SupersedesField], &old) == nil && old != "" {
+					info.supersedes = append(info.supersedes, [2]string{ev.ChildRunID, old})
+				}
 			}
 		case transcript.StepCallWorkflowCompleted:
 			if open[k] > 0 {

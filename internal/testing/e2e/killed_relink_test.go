@@ -253,7 +253,9 @@ func rooRelinkFiles() (first, then map[string][]byte, sub string) {
 // run's transcript lock, so the sync cannot end it first), while its
 // part is written (at many lines, the Kimi journal made long), and once
 // the part is written and the sync waits for that lock to end the first
-// run. Before, the last left the first run open and live beside the new
+// run (then with the ledger lost too, rebuilt by the next sync from the
+// transcripts, where the new run's link says it supersedes the first).
+// Before, the last left the first run open and live beside the new
 // one in the ledger, and the next sync archived the file a third time at
 // the same call (a duplicate step.call_workflow.started, validate
 // failing), its tokens counted twice.
@@ -265,6 +267,9 @@ func TestKilledSubAgentRelink(t *testing.T) {
 		name  string
 		lines int  // of the new run's transcript; 0: once the sync waits for the first run's lock
 		lock  bool // the test holds the first run's transcript lock
+		// lost: the ledger is lost after the kill (rebuilt from the
+		// transcripts by the next sync).
+		lost bool
 	}
 	for _, c := range []struct {
 		name        string
@@ -273,14 +278,14 @@ func TestKilledSubAgentRelink(t *testing.T) {
 		kills       []kill
 	}{
 		{"kimi", map[string][]byte{session: cut, kimiSub: agent}, map[string][]byte{session: whole}, kimiSub, "agent.wire_Agent_3",
-			[]kill{{"begun", 2, true}, {"mid_part", 600, false}, {"ending_the_first_run", 0, true}}},
+			[]kill{{"begun", 2, true, false}, {"mid_part", 600, false, false}, {"ending_the_first_run", 0, true, false}, {"ending_the_first_run_ledger_lost", 0, true, true}}},
 		// The journal synced with no session beside it: a run of its
 		// own (as an older twasm archived it), which the sync that
 		// finds the session archives again as its child (legacyOf).
 		{"kimi_own_run", map[string][]byte{kimiSub: agent}, map[string][]byte{session: whole}, kimiSub, "agent.wire_Agent_3",
-			[]kill{{"begun", 2, true}, {"ending_the_first_run", 0, true}}},
+			[]kill{{"begun", 2, true, false}, {"ending_the_first_run", 0, true, false}}},
 		{"roo", rooFirst, rooThen, rooSub, "agent.c2000000-0000-4000-8000-000000000002_toolu_01NewTask",
-			[]kill{{"begun", 1, true}, {"ending_the_first_run", 0, true}}},
+			[]kill{{"begun", 1, true, false}, {"ending_the_first_run", 0, true, false}, {"ending_the_first_run_ledger_lost", 0, true, true}}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
@@ -359,6 +364,11 @@ func TestKilledSubAgentRelink(t *testing.T) {
 					t.Logf("killed at %d lines of the new run", w.count())
 					if f != nil {
 						f.Close()
+					}
+					if k.lost {
+						if err := os.Remove(filepath.Join(h.stor, "archive", "ledger.jsonl")); err != nil {
+							t.Fatal(err)
+						}
 					}
 					r := h.ok("sync")
 					t.Logf("then: %s%s", r.out, r.errOut)
