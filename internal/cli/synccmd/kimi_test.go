@@ -299,6 +299,38 @@ func TestSyncKimiContextSubAgent(t *testing.T) {
 	}
 }
 
+// kimiCodeRelinked syncs, in a new home, a Kimi Code session's main
+// journal (the real capture as_code_tools_subagent_main.jsonl) up to its
+// Agent call, not written yet, with its sub-agent's journal
+// (as_code_subagent_agent0.jsonl), then the whole main journal: the first
+// sync links the sub-agent's run (loose) at the session's latest part,
+// the second grows the session's run (parentRun) and archives the
+// sub-agent again (child). store is the Kimi Code store.
+func kimiCodeRelinked(t *testing.T) (h *clitest.Home, store, parentRun, loose, child string) {
+	t.Helper()
+	capture := func(name string) []byte {
+		return clitest.ReadFile(t, filepath.Join(clitest.Root, "testdata", "captures", "kimi", name))
+	}
+	main := bytes.SplitAfter(capture("as_code_tools_subagent_main.jsonl"), []byte("\n"))
+	agents := filepath.Join(".kimi-code", "sessions", "wd_proj_3f2a1b0c9d8e", "session_5c1e0d1a", "agents")
+	session, sub := filepath.Join(agents, "main", "wire.jsonl"), filepath.Join(agents, "agent-0", "wire.jsonl")
+	h = clitest.NewHome(t)
+	store = filepath.Join(h.Dir, ".kimi-code")
+	h.Put(session, bytes.Join(main[:65], nil), time.Hour) // up to the Agent call, not written yet
+	h.Put(sub, capture("as_code_subagent_agent0.jsonl"), time.Hour)
+	runs := syncNewRuns(t, h, store, "sync while the Agent call ran", 2)
+	parentRun, loose = runs[filepath.Join(h.Dir, session)], runs[filepath.Join(h.Dir, sub)]
+	if parentRun == "" || loose == "" {
+		t.Fatalf("runs %v: want the session's and the sub-agent's", runs)
+	}
+	h.Put(session, bytes.Join(main, nil), 30*time.Minute)
+	got := syncWant(t, h, store, "sync of the session's second part", map[string]int{"grown": 1, "new": 1})
+	if got["grown"][0] != parentRun {
+		t.Fatalf("sync: %v, want the session's run %s grown", got, parentRun)
+	}
+	return h, store, parentRun, loose, got["new"][0]
+}
+
 // TestSyncKimiCodeSubAgentRelinked: a Kimi Code sub-agent's journal
 // (agents/agent-0/wire.jsonl, a real capture with its main agent's)
 // synced while its foreground Agent call ran (the main journal holds no
@@ -314,27 +346,7 @@ func TestSyncKimiContextSubAgent(t *testing.T) {
 func TestSyncKimiCodeSubAgentRelinked(t *testing.T) {
 	t.Parallel()
 	const call = "Agent_3"
-	capture := func(name string) []byte {
-		return clitest.ReadFile(t, filepath.Join(clitest.Root, "testdata", "captures", "kimi", name))
-	}
-	main := bytes.SplitAfter(capture("as_code_tools_subagent_main.jsonl"), []byte("\n"))
-	agents := filepath.Join(".kimi-code", "sessions", "wd_proj_3f2a1b0c9d8e", "session_5c1e0d1a", "agents")
-	session, sub := filepath.Join(agents, "main", "wire.jsonl"), filepath.Join(agents, "agent-0", "wire.jsonl")
-	h := clitest.NewHome(t)
-	store := filepath.Join(h.Dir, ".kimi-code")
-	h.Put(session, bytes.Join(main[:65], nil), time.Hour) // up to the Agent call, not written yet
-	h.Put(sub, capture("as_code_subagent_agent0.jsonl"), time.Hour)
-	runs := syncNewRuns(t, h, store, "sync while the Agent call ran", 2)
-	parentRun, loose := runs[filepath.Join(h.Dir, session)], runs[filepath.Join(h.Dir, sub)]
-	if parentRun == "" || loose == "" {
-		t.Fatalf("runs %v: want the session's and the sub-agent's", runs)
-	}
-	h.Put(session, bytes.Join(main, nil), 30*time.Minute)
-	got := syncWant(t, h, store, "sync of the session's second part", map[string]int{"grown": 1, "new": 1})
-	if got["grown"][0] != parentRun {
-		t.Fatalf("sync: %v, want the session's run %s grown", got, parentRun)
-	}
-	childRun := got["new"][0]
+	h, store, parentRun, loose, childRun := kimiCodeRelinked(t)
 	wantRelinked(t, h, parentRun, loose, childRun, call, "agent.wire", "agent.wire_"+call)
 	if row := lsRow(t, h, parentRun); row.SubRunUsage["output_tokens"] != 330 || row.UsageInAll["output_tokens"] != 5515+330 {
 		t.Errorf("ls --json: %+v, want the sub-agent's 330 output tokens, once, beside the session's 5515", row)
@@ -360,19 +372,7 @@ func TestSyncKimiCodeSubAgentRelinked(t *testing.T) {
 // archives nothing.
 func TestSyncRelinkEndNotNoted(t *testing.T) {
 	t.Parallel()
-	capture := func(name string) []byte {
-		return clitest.ReadFile(t, filepath.Join(clitest.Root, "testdata", "captures", "kimi", name))
-	}
-	main := bytes.SplitAfter(capture("as_code_tools_subagent_main.jsonl"), []byte("\n"))
-	agents := filepath.Join(".kimi-code", "sessions", "wd_proj_3f2a1b0c9d8e", "session_5c1e0d1a", "agents")
-	session, sub := filepath.Join(agents, "main", "wire.jsonl"), filepath.Join(agents, "agent-0", "wire.jsonl")
-	h := clitest.NewHome(t)
-	store := filepath.Join(h.Dir, ".kimi-code")
-	h.Put(session, bytes.Join(main[:65], nil), time.Hour)
-	h.Put(sub, capture("as_code_subagent_agent0.jsonl"), time.Hour)
-	loose := syncNewRuns(t, h, store, "sync while the Agent call ran", 2)[filepath.Join(h.Dir, sub)]
-	h.Put(session, bytes.Join(main, nil), 30*time.Minute)
-	child := syncWant(t, h, store, "sync of the session's second part", map[string]int{"grown": 1, "new": 1})["new"][0]
+	h, store, _, loose, child := kimiCodeRelinked(t)
 	if by := supersededBy(t, h, loose); by != child {
 		t.Fatalf("run %s ends superseded by %q, want %s", loose, by, child)
 	}
