@@ -69,8 +69,10 @@
 //     RESUMPTION] This task was interrupted ...": the calls still
 //     waiting then are cancelled with those words as the error, and no
 //     output. "[new_task completed] Result: ..." is the
-//     sub-task's report that Roo hands its parent after the call's own
-//     result ("Successfully created new task..."): injected context. An
+//     sub-task's report that Roo (before 3.35) hands its parent: under
+//     the XML protocol a user text after the call's own result
+//     ("Successfully created new task..."), injected context; under the
+//     native one the call's tool_result itself. An
 //     execute_command output stating a non-zero "Exit code: N" above
 //     "Output:" (Roo Code) is an error with that exit code. A result "The tool
 //     execution failed with the following error: <error>...</error>" is
