@@ -517,6 +517,56 @@ BenchmarkSearchGrep-2    1   900000000 ns/op   400 ms/query   300 cpu-ms/query  
 	}
 }
 
+// TestResyncRowPaired: the re-sync row's ratio is the median of the
+// rounds' own ratios when the benchmark reports them, its cells show the
+// quartiles, and an older output without them gives the ratio of the
+// medians.
+func TestResyncRowPaired(t *testing.T) {
+	const figure = "Re-sync of that home with nothing new, CPU time vs `find` reading the sizes and times of the same files (#31 goal 5)"
+	cases := []struct {
+		name, out      string
+		ratio          float64
+		met, cell, val string
+		note           string
+	}{
+		{"paired", `BenchmarkSyncFirstHome/resync-2   1	 909729298 ns/op	 0.032 cpu-s	 0.028 cpu-s-p25	 0.040 cpu-s-p75	 31 rounds	 2.9 x-find	 2.6 x-find-p25	 3.3 x-find-p75	 2000 sessions	 0.06 wall-s
+BenchmarkSyncFirstHome/find-2     1	 909729298 ns/op	 0.010 cpu-s	 0.009 cpu-s-p25	 0.012 cpu-s-p75	 31 rounds	 2000 sessions	 0.02 wall-s
+`, 2.9, "yes", "2.90x [2.60–3.30]", "0.032 [0.028–0.04] cpu-s", "median of 31 rounds [first–third quartile]; the ratio is the median of the rounds' own ratios"},
+		{"older output", `BenchmarkSyncFirstHome/resync-2   1	 909729298 ns/op	 0.032 cpu-s	 2000 sessions	 0.06 wall-s
+BenchmarkSyncFirstHome/find-2     1	 909729298 ns/op	 0.010 cpu-s	 2000 sessions	 0.02 wall-s
+`, 3.2, "no", "3.20x", "0.032 cpu-s", ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			res, err := Parse(strings.NewReader(c.out))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var r Row
+			for _, row := range archiveTable(res).Rows {
+				if row.Figure == figure {
+					r = row
+				}
+			}
+			if x, ok := r.Ratio(); !ok || math.Abs(x-c.ratio) > 1e-9 {
+				t.Errorf("ratio %v %v, want %v", x, ok, c.ratio)
+			}
+			if got := r.Met(); got != c.met {
+				t.Errorf("met %q, want %q", got, c.met)
+			}
+			if got := r.ratioCell(); got != c.cell {
+				t.Errorf("ratio cell %q, want %q", got, c.cell)
+			}
+			if got := r.Value.cell(); got != c.val {
+				t.Errorf("value cell %q, want %q", got, c.val)
+			}
+			if r.Note != c.note {
+				t.Errorf("note %q, want %q", r.Note, c.note)
+			}
+		})
+	}
+}
+
 // TestFirstSyncOfAHomeRows: the first sync of a home is judged against
 // jq over the same files by wall clock (goal ≤ 1x), its CPU time is
 // reported beside it, and its peak RSS against 64 MiB; a sync of the
