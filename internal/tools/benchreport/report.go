@@ -102,6 +102,11 @@ func normalizationTable(res *Results) Table {
 		Title: "Normalization",
 		Intro: "Each plugin normalizes its golden inputs repeated to 16 MiB (`BenchmarkNormalize`): natively, through wasm " +
 			"(trusted, as bundled plugins run) and through wasm with the external-plugin sandbox (per-call timeouts). " +
+			"The golden inputs are concatenated once, and each copy of them is a stream of its own on the same instance, as sync feeds " +
+			"a warm instance one session after another: fed again in one stream, a copy is a replay of the one before, which the plugins " +
+			"that know their records' ids skip whole (Copilot CLI, Qwen Code, Factory Droid, Amp) or in part (most others): one stream " +
+			"of the whole corpus (as this benchmark was fed until 2026-12) measured them on work they skip. Within a copy, the inputs of one provider are still one stream, and " +
+			"an id two of its inputs share is read once, as in the golden files concatenated. " +
 			"The goal rows use **cpuMB/s** (bytes per CPU second of the benchmark process) when both sides report it, " +
 			"since CPU time is stretched far less than wall time by other processes; the wall-clock MB/s rows follow.",
 		Rows: rows,
@@ -120,7 +125,7 @@ func awfTable(res *Results, m *Measurements, opt Options) Table {
 	return Table{
 		Title: "AWF bar",
 		Intro: "The claude plugin in the sandbox against an AWF-style normalizer (encoding/json into structs, line by line, " +
-			"keeping only assistant content blocks: the part of the job AWF did), on " + corpus + " repeated to 16 MiB, in the same run.",
+			"keeping only assistant content blocks: the part of the job AWF did), on " + corpus + " repeated to 16 MiB, each copy a stream of its own for the plugin, in the same run.",
 		Rows: []Row{
 			benchRow(res, "claude sandboxed vs AWF-style encoding/json", benchAWFClaude, benchAWFStyle, throughput, AtLeastX(1.3)),
 			wholeRecordRow(res, m),
