@@ -310,6 +310,39 @@ func TestBigInput(t *testing.T) {
 	}
 }
 
+// TestBigInputCopiesHaveTheirOwnIDs: each copy after the first has its
+// records' ids made its own, every reference to an id the same as the
+// id within the copy; the session's id, an empty id and other members
+// are left as they are.
+func TestBigInputCopiesHaveTheirOwnIDs(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "a.jsonl")
+	line := `{"type":"assistant","uuid":"u1","parentUuid":"u0","session_id":"s","sessionId":"s","message":{"id":"m1","content":[{"type":"tool_use","id":"t1","name":"Bash"}]},"x":"u1"}` + "\n" +
+		`{"type":"user","uuid":"u2","parent_tool_use_id":"","message":{"content":[{"type":"tool_result","tool_use_id":"t1"}]},"requestId": "r1"}` + "\n"
+	os.WriteFile(in, []byte(line), 0o600)
+	out := filepath.Join(dir, "big")
+	n, err := bigInput(out, []string{in}, int64(2*len(line)+len(line)/2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(out)
+	copies := strings.SplitAfter(strings.TrimSuffix(string(data), "\n"), "\n")
+	if int64(len(data)) != n || len(copies) != 6 {
+		t.Fatalf("n=%d, %d lines: %q", n, len(copies), data)
+	}
+	if got := strings.Join(copies[:2], ""); got != line {
+		t.Errorf("first copy %q, want the input", got)
+	}
+	r := strings.NewReplacer(`"u1","parentUuid":"u0"`, `"u1~1","parentUuid":"u0~1"`, `"id":"m1"`, `"id":"m1~1"`, `"id":"t1"`, `"id":"t1~1"`,
+		`"uuid":"u2"`, `"uuid":"u2~1"`, `"tool_use_id":"t1"`, `"tool_use_id":"t1~1"`, `"requestId": "r1"`, `"requestId": "r1~1"`)
+	if got, want := strings.Join(copies[2:4], ""), r.Replace(line); got != want {
+		t.Errorf("second copy\n%s\nwant\n%s", got, want)
+	}
+	if got := strings.Join(copies[4:6], ""); !strings.Contains(got, `"uuid":"u1~2"`) || !strings.Contains(got, `"tool_use_id":"t1~2"`) {
+		t.Errorf("third copy %q", got)
+	}
+}
+
 func TestParseToolchainAndMemoryFlat(t *testing.T) {
 	out := `wasm toolchain: tinygo -opt=2 -scheduler=none
 === RUN   TestPluginMemoryFlat/claude

@@ -156,7 +156,7 @@ func wholeRecordRow(res *Results, m *Measurements) Row {
 			}
 		}
 		row.Value = fromSamples(v, "cpuMB/s")
-		row.Note = fmt.Sprintf("%s of %s, %d runs; CPU of the child process, all its threads", format(float64(m.RecordBytes), "bytes"), m.RecordCorpus, len(m.Record))
+		row.Note = fmt.Sprintf("%s of %s repeated, each copy with ids of its own (the same ids again are a replay the plugin skips), %d runs; CPU of the child process, all its threads", format(float64(m.RecordBytes), "bytes"), m.RecordCorpus, len(m.Record))
 	}
 	return row
 }
@@ -273,7 +273,7 @@ func memoryTable(res *Results, m *Measurements) Table {
 		return notMeasured("")
 	}
 	size := format(float64(m.RSSBytes), "bytes")
-	rss := Row{Figure: fmt.Sprintf("max RSS of `twasm record --input BIG --fsync never` (BIG: %s of claude golden inputs)", size), Goal: AtMost(64<<20, "bytes")}
+	rss := Row{Figure: fmt.Sprintf("max RSS of `twasm record --input BIG --fsync never` (BIG: %s of claude golden inputs repeated, each copy with ids of its own)", size), Goal: AtMost(64<<20, "bytes")}
 	mbs := Row{Figure: "the same input through the whole binary, wall clock"}
 	cpu := Row{Figure: "the same, per CPU second of the child"}
 	if m.RSSErr != nil || m.Skipped != "" || m.RSS.Wall == 0 {
