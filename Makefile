@@ -157,7 +157,7 @@ golden: bin/twasm $(ALT_WASM)
 # Benchmarks run in one process per package, so every ratio in
 # BENCHMARKS.md compares figures measured in the same run on the same
 # machine; benchreport then times the binary itself (start-up, RSS of a
-# BENCH_RSS_BYTES input, default 1 GiB). About 15 minutes on 2 idle cores.
+# BENCH_RSS_BYTES input, default 128 MiB). About 15 minutes on 2 idle cores.
 bench: RECORDER_BENCHTIME ?= 200000x
 bench: PLUGIN_BENCHTIME ?= 2x
 bench: HOST_BENCHTIME ?= 20x

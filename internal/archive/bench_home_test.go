@@ -3,10 +3,11 @@ package archive
 import (
 	"bytes"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -119,7 +120,12 @@ func homeSessions() int {
 // (made first, untimed, when "twasm" did not run), and "find" is `find
 // HOME -type f -printf '%s %T@\n'`, which reads the sizes and times of
 // the same files; each runs resyncRounds times per iteration, the two in
-// turn, and reports the median CPU seconds (rusage, all threads).
+// turn, and reports the median CPU seconds (rusage, all threads) with
+// its quartiles (cpu-s-p25, cpu-s-p75). "resync" also reports the
+// median of the rounds' own ratios, each re-sync's CPU over the find
+// that ran right after it (x-find, with x-find-p25 and x-find-p75): a
+// round's two processes see the same load, so its ratio does not move
+// with the load of the machine as the two medians' ratio can.
 func BenchmarkSyncFirstHome(b *testing.B) {
 	bin := os.Getenv("TWASM_BIN")
 	if bin == "" {
@@ -222,8 +228,13 @@ func BenchmarkSyncFirstHome(b *testing.B) {
 		}
 	}
 	reportAgain := func(b *testing.B, runs []childRun) {
-		b.ReportMetric(medianOf(runs, func(r childRun) float64 { return r.cpu }), "cpu-s")
-		b.ReportMetric(medianOf(runs, func(r childRun) float64 { return r.wall }), "wall-s")
+		q1, med, q3 := quartiles(eachRun(runs, func(r childRun) float64 { return r.cpu }))
+		b.ReportMetric(med, "cpu-s")
+		b.ReportMetric(q1, "cpu-s-p25")
+		b.ReportMetric(q3, "cpu-s-p75")
+		_, wall, _ := quartiles(eachRun(runs, func(r childRun) float64 { return r.wall }))
+		b.ReportMetric(wall, "wall-s")
+		b.ReportMetric(float64(len(runs)), "rounds")
 		b.ReportMetric(float64(n), "sessions")
 	}
 	b.Run("resync", func(b *testing.B) {
@@ -231,6 +242,10 @@ func BenchmarkSyncFirstHome(b *testing.B) {
 			again(b)
 		}
 		reportAgain(b, resync)
+		q1, med, q3 := quartiles(pairedRatios(resync, find))
+		b.ReportMetric(med, "x-find")
+		b.ReportMetric(q1, "x-find-p25")
+		b.ReportMetric(q3, "x-find-p75")
 	})
 	b.Run("find", func(b *testing.B) {
 		for i := 0; i < b.N; i++ {
@@ -241,23 +256,52 @@ func BenchmarkSyncFirstHome(b *testing.B) {
 }
 
 // resyncRounds is how many times BenchmarkSyncFirstHome's re-sync and
-// find run, in turn, for their medians.
-const resyncRounds = 5
+// find run, in turn, for their medians. A round costs about 0.04 s of
+// CPU on a home of 2,000 sessions (0.03 the re-sync, 0.01 find); the
+// median of 5 moved by ±15% between runs of make bench with nothing
+// changed on the re-sync's path.
+const resyncRounds = 31
 
-// medianOf is the median of a figure of runs.
-func medianOf(runs []childRun, f func(childRun) float64) float64 {
+// eachRun is one figure of each run.
+func eachRun(runs []childRun, f func(childRun) float64) []float64 {
 	v := make([]float64, len(runs))
 	for i, r := range runs {
 		v[i] = f(r)
 	}
-	sort.Float64s(v)
+	return v
+}
+
+// pairedRatios is each run's CPU over its baseline's, run for run (the
+// two lists in the order they ran, in turn); a baseline that took no
+// measurable CPU gives no ratio.
+func pairedRatios(runs, base []childRun) []float64 {
+	var v []float64
+	for i := range min(len(runs), len(base)) {
+		if base[i].cpu > 0 {
+			v = append(v, runs[i].cpu/base[i].cpu)
+		}
+	}
+	return v
+}
+
+// quartiles are the first quartile, the median and the third quartile
+// of v (linear interpolation between the sorted values; zeros without
+// values).
+func quartiles(v []float64) (q1, med, q3 float64) {
 	if len(v) == 0 {
-		return 0
+		return 0, 0, 0
 	}
-	if len(v)%2 == 1 {
-		return v[len(v)/2]
+	x := slices.Clone(v)
+	slices.Sort(x)
+	at := func(p float64) float64 {
+		pos := p * float64(len(x)-1)
+		i := int(pos)
+		if i+1 >= len(x) {
+			return x[len(x)-1]
+		}
+		return x[i] + (pos-float64(i))*(x[i+1]-x[i])
 	}
-	return (v[len(v)/2-1] + v[len(v)/2]) / 2
+	return at(0.25), at(0.5), at(0.75)
 }
 
 // childRun is a finished child process: wall and CPU seconds (user and
@@ -286,4 +330,30 @@ func runChild(bin string, env []string, args ...string) (childRun, error) {
 		return r, fmt.Errorf("%s %s: %w: %s", filepath.Base(bin), strings.Join(args[:min(len(args), 4)], " "), err, msg)
 	}
 	return r, nil
+}
+
+// TestResyncFigures: the quartiles and the rounds' own ratios that
+// BenchmarkSyncFirstHome reports for the re-sync.
+func TestResyncFigures(t *testing.T) {
+	cases := []struct {
+		v         []float64
+		q1, m, q3 float64
+	}{
+		{nil, 0, 0, 0},
+		{[]float64{4}, 4, 4, 4},
+		{[]float64{5, 1, 3, 2, 4}, 2, 3, 4},
+		{[]float64{4, 1, 3, 2}, 1.75, 2.5, 3.25},
+	}
+	for _, c := range cases {
+		q1, m, q3 := quartiles(c.v)
+		if q1 != c.q1 || m != c.m || q3 != c.q3 {
+			t.Errorf("quartiles(%v) = %v %v %v, want %v %v %v", c.v, q1, m, q3, c.q1, c.m, c.q3)
+		}
+	}
+	runs := []childRun{{cpu: 0.03}, {cpu: 0.04}, {cpu: 0.05}}
+	base := []childRun{{cpu: 0.01}, {cpu: 0}, {cpu: 0.025}}
+	got := pairedRatios(runs, base)
+	if len(got) != 2 || math.Abs(got[0]-3) > 1e-9 || math.Abs(got[1]-2) > 1e-9 {
+		t.Errorf("pairedRatios = %v, want [3 2]", got)
+	}
 }

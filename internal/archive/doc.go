@@ -489,7 +489,26 @@
 // ended. Its ledger entry notes the run that supersedes it
 // (Entry.SupersededBy), so a sync never matches the file to it again: a
 // sub-agent file that grows grows its child run, whichever of the two
-// run ids sorts first. A link to a sub-agent's run that is still open is not an
+// run ids sorts first. The new run's ledger entry notes the run it
+// archives again (Resume.Supersedes) from its first line on, and keeps
+// the note once its part is written until that run is ended
+// (supersede), whatever its status (an agent's error or incomplete
+// status included); so a sync or import killed at any point of the
+// re-link leaves the next one (Recover) to finish it: killed while the
+// new run's part was written, the part is settled as any and the new
+// run, holding nothing, is ended cancelled, superseded by the old run
+// (relinkCut), which the same sync then archives again at the call (a
+// sub-agent file's run by legacyOf or looseOf, a named Roo sub-task's by
+// linkNamed, which looks at the new run's parent again:
+// namedParts.again); killed after it and before the old run's end was
+// written or noted, the old run is ended, superseded by the new one, its
+// end written once. The file is then held live by one run. A ledger
+// rebuilt from the transcripts has lost the note, and finds it again in
+// the new run's link, which names the run it supersedes
+// (lifecycle.SupersedesField) when that run is still open (a sub-agent
+// re-linked at its call, a named sub-task); a run an older twasm
+// archived as a session of its own is not named there, and stays live
+// beside the new one then. A link to a sub-agent's run that is still open is not an
 // interrupted part ([Ledger.Interrupted] looks for open steps), and
 // settling an interrupted part of the session leaves such runs alone.
 //

@@ -165,6 +165,16 @@ type Resume struct {
 	// links the session's sub-agents' files found on disk into it, then
 	// ends it as the import would have (Recover).
 	Held bool `json:"held,omitempty"`
+	// Supersedes is the run the first part of this run archives again
+	// (fileLink.legacy: a sub-agent's file or a Roo Code sub-task linked
+	// again at its call, or a file an older twasm archived as a session
+	// of its own), which is ended, superseded by this run, once the part
+	// is written. It is kept on the entry (not pending) until that run is
+	// ended: a ledger loaded with it set (a sync or import killed between
+	// the part and that end) notes the run ([Ledger.superseding]), and
+	// the next sync or import ends the other first (Recover), so that the
+	// session is never left live in both runs.
+	Supersedes string `json:"supersedes,omitempty"`
 	// link, for the first part of a sub-agent file's run, is where the
 	// run is linked (not kept: once begun, the run names its parent).
 	link *fileLink
@@ -207,6 +217,10 @@ type Ledger struct {
 	// interrupted are the runs whose archive a killed sync or import
 	// left unfinished, found on load: by run id.
 	interrupted map[string]Interrupted
+	// supersede are the runs found on load whose first part was written
+	// and the run it archives again not yet ended (Resume.Supersedes):
+	// by run id.
+	supersede []string
 }
 
 // Interrupted is a run whose archive was interrupted: a part begun and
@@ -269,6 +283,8 @@ func OpenLedger(root string, readOnly bool) (l *Ledger, rebuilt string, err erro
 		if r.flags&(recPending|recResume) != 0 {
 			if e := l.runs.get(s); e.Pending || e.Resume != nil && e.Resume.Held {
 				settle = append(settle, e)
+			} else if e.Resume != nil && e.Resume.Supersedes != "" {
+				l.supersede = append(l.supersede, e.RunID)
 			}
 		}
 		return true
@@ -890,11 +906,13 @@ func (l *Ledger) rebuild(tdir string) error {
 	if err != nil {
 		return fmt.Errorf("ledger: rebuild: %w", err)
 	}
+	var links [][2]string // child run, the run it holds again
 	for _, d := range ents {
 		if !strings.HasSuffix(d.Name(), ".jsonl") {
 			continue
 		}
 		e, info, err := readTranscript(filepath.Join(tdir, d.Name()))
+		links = append(links, info.supersedes...)
 		if err != nil || e == nil || e.Parts == 0 && info.finished {
 			continue
 		}
@@ -905,6 +923,20 @@ func (l *Ledger) rebuild(tdir string) error {
 			l.noteInterrupted(e, info, nil)
 		}
 		if err := l.runs.put(e); err != nil {
+			return err
+		}
+	}
+	// A sub-agent's file (or sub-task) archived again at its call, whose
+	// link supersedes the run that held it, while that run is still
+	// open: a kill came before its end (Resume.Supersedes, lost with the
+	// ledger), which the next sync or import makes (Recover).
+	for _, ln := range links {
+		c, o := l.runs.byRun(ln[0]), l.runs.byRun(ln[1])
+		if c == nil || o == nil || o.Closed || c.Parts == 0 || c.Pending || c.Path != o.Path || c.RunID == o.RunID {
+			continue
+		}
+		c.Resume = &Resume{Supersedes: o.RunID}
+		if err := l.runs.put(c); err != nil { // listed as the ledger's own (OpenLedger)
 			return err
 		}
 	}
@@ -973,6 +1005,10 @@ type transcriptInfo struct {
 	open      []string
 	rawBytes  int64
 	rawSHA256 string
+	// supersedes are the links the run's transcript begins to a child
+	// run that holds again what another run holds
+	// (lifecycle.SupersedesField): child run id and the other's.
+	supersedes [][2]string
 }
 
 // interrupted reports whether a run's archive was left unfinished: a
@@ -1008,6 +1044,24 @@ func (l *Ledger) Interrupted() []Interrupted {
 		out = append(out, it)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Entry.RunID < out[j].Entry.RunID })
+	return out
+}
+
+// Superseding returns the entries of the runs found on load whose first
+// part was written and the run it archives again not ended
+// (Resume.Supersedes: a sync or import killed between the two) that
+// still say so, by run id: the next sync or import ends that run
+// (Recover).
+func (l *Ledger) Superseding() []Entry {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []Entry
+	for _, id := range l.supersede {
+		if e := l.runs.byRun(id); e != nil && !e.Pending && e.Resume != nil && e.Resume.Supersedes != "" {
+			out = append(out, *e)
+		}
+	}
+	slices.SortFunc(out, func(a, b Entry) int { return strings.Compare(a.RunID, b.RunID) })
 	return out
 }
 
@@ -1074,6 +1128,11 @@ func readTranscript(path string) (*Entry, transcriptInfo, error) {
 			order = append(order, k)
 			if ev.Type == transcript.StepStarted {
 				isStep[k] = true
+			} else if p := ev.Step(); p != nil && ev.ChildRunID != "" && len(p.Extra[lifecycle.SupersedesField]) > 0 {
+				var old string
+				if json.Unmarshal(p.Extra[lifecycle.SupersedesField], &old) == nil && old != "" {
+					info.supersedes = append(info.supersedes, [2]string{ev.ChildRunID, old})
+				}
 			}
 		case transcript.StepCallWorkflowCompleted:
 			if open[k] > 0 {

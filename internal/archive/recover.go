@@ -61,7 +61,33 @@ func (a *Archiver) Recover(ctx context.Context) []Outcome {
 		return cmp.Compare(b2i(x.Resume != nil && x.Resume.Held), b2i(y.Resume != nil && y.Resume.Held))
 	})
 	for _, it := range its {
-		outs = append(outs, a.recoverRun(ctx, it))
+		o := a.recoverRun(ctx, it)
+		if it.Resume != nil && it.Resume.Supersedes != "" {
+			// A sub-agent's run begun to archive another again: once
+			// its first part is written (continued here), the other is
+			// ended, superseded by it. A run that holds none (its
+			// session went on in the other, above) supersedes nothing.
+			if cur := a.ledger.byRun(it.Entry.RunID); cur != nil && cur.Parts > 0 && cur.SupersededBy == "" {
+				if err := a.supersede(ctx, cur.RunID, it.Resume.Supersedes); err != nil {
+					o.Action, o.Reason = ActionFailed, joinReason(o.Reason, err.Error())
+				} else {
+					o.Reason = joinReason(o.Reason, "run "+it.Resume.Supersedes+", which it archives again, is ended, superseded by it")
+				}
+			} else if cur != nil && cur.Parts == 0 {
+				o = a.relinkCut(ctx, o, cur, it.Resume.Supersedes)
+			}
+		}
+		outs = append(outs, o)
+	}
+	// The runs whose first part was written and the run it archives
+	// again not ended (killed between the two): ended now.
+	for _, e := range a.ledger.Superseding() {
+		o := Outcome{Action: ActionSettled, Path: e.Path, Provider: e.Provider, RunID: e.RunID,
+			Reason: "run " + e.RunID + " archived again what run " + e.Resume.Supersedes + " holds, and a sync or import was killed before it ended that run: ended now, superseded by it"}
+		if err := a.supersede(ctx, e.RunID, e.Resume.Supersedes); err != nil {
+			o.Action, o.Reason = ActionFailed, fmt.Sprintf("run %s: %v", e.RunID, err)
+		}
+		outs = append(outs, o)
 	}
 	for _, e := range a.ledger.Unsealed() {
 		if o, ok := a.sealLeft(ctx, e); ok {
@@ -288,6 +314,31 @@ func (a *Archiver) recoverRun(ctx context.Context, it Interrupted) Outcome {
 		o.Reason = note
 	} else {
 		o.Reason = note + "; " + o.Reason
+	}
+	return o
+}
+
+// relinkCut settles run cur, begun to archive again what run old holds
+// (Resume.Supersedes) and interrupted before its first part: holding
+// nothing, it is ended as cancelled (a session file's run is already,
+// its session found in old), superseded by old, which holds the
+// session still. The link is made again as it was to be: a sub-agent
+// file's by the sync's look at it (legacyOf, looseOf), a named
+// sub-task's by this sync's linkNamed, which looks at cur's parent's run
+// again (namedParts.again).
+func (a *Archiver) relinkCut(ctx context.Context, o Outcome, cur *Entry, old string) Outcome {
+	if !cur.Closed {
+		why := "its first part was interrupted, and run " + old + " holds the session until it is archived again"
+		if err := a.endCancelled(ctx, cur, why, old); err != nil {
+			o.Action, o.Reason = ActionFailed, joinReason(o.Reason, err.Error())
+			return o
+		}
+		o.Action, o.Reason = ActionClosed, joinReason(o.Reason, "ended as cancelled: "+why)
+	}
+	if cur.Parent != "" && a.named != nil {
+		a.named.mu.Lock()
+		a.named.again = append(a.named.again, cur.Parent)
+		a.named.mu.Unlock()
 	}
 	return o
 }

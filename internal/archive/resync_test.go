@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -16,14 +17,19 @@ import (
 // TestResyncReadsWhatChanged: a sync after a first one reads a session
 // file only when its size or mtime is not what the ledger saw last (the
 // walk's stat decides, the file is not even opened), and still sees
-// every session that grew. The home (resyncHome) holds three sessions,
-// p0 the first half of one; a case changes p0 after the first sync.
+// every session that grew, was changed in place (same size, another
+// mtime), truncated or replaced by another file (renamed onto it), and a
+// new session beside the others. The home (resyncHome) holds three
+// sessions, p0 the first half of one; a case changes p0 after the first
+// sync (or adds p3). A session changed is archived once: a third sync
+// finds every session unchanged.
 // "removed after the walk" removes each file once the walk has listed it
 // (the worker's hook, before the session's turn): an unchanged session
 // is unchanged without being opened (it failed, "no such file", when
 // every session was opened).
 func TestResyncReadsWhatChanged(t *testing.T) {
 	unchanged := "unchanged since the last sync"
+	rewritten := "the file was rewritten"
 	cases := []struct {
 		name   string
 		change func(t *testing.T, p0 string, whole []byte)
@@ -46,6 +52,30 @@ func TestResyncReadsWhatChanged(t *testing.T) {
 			when := time.Now().Add(-30 * time.Minute)
 			require.NoError(t, os.Chtimes(p0, when, when))
 		}, false, ActionUnchanged, "nothing new"},
+		{"changed in place, same size", func(t *testing.T, p0 string, _ []byte) {
+			b, err := os.ReadFile(p0)
+			require.NoError(t, err)
+			i := bytes.LastIndex(b, []byte(`"type":"user"`))
+			require.Positive(t, i)
+			b = append([]byte(nil), b...)
+			copy(b[i:], `"type":"USER"`)
+			writeAged(t, p0, b, 30*time.Minute)
+		}, false, ActionNew, rewritten},
+		{"truncated", func(t *testing.T, p0 string, _ []byte) {
+			b, err := os.ReadFile(p0)
+			require.NoError(t, err)
+			writeAged(t, p0, b[:bytes.IndexByte(b, '\n')+1], 30*time.Minute)
+		}, false, ActionNew, rewritten},
+		{"replaced by another session", func(t *testing.T, p0 string, _ []byte) {
+			other := fixture(t, "testdata/captures/claude/irrlicht_session_log_v2.1.101_foreground_agents.jsonl")
+			tmp := p0 + ".new"
+			writeAged(t, tmp, other, 30*time.Minute)
+			require.NoError(t, os.Rename(tmp, p0))
+		}, false, ActionNew, ""},
+		{"a new session beside", func(t *testing.T, p0 string, _ []byte) {
+			other := fixture(t, "testdata/captures/claude/irrlicht_session_log_v2.1.101_foreground_agents.jsonl")
+			writeAged(t, filepath.Join(filepath.Dir(filepath.Dir(p0)), "p3", "s.jsonl"), other, 30*time.Minute)
+		}, false, ActionUnchanged, unchanged},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -70,12 +100,18 @@ func TestResyncReadsWhatChanged(t *testing.T) {
 				}
 			}
 			rep = b.SyncStores(ctx, locs, time.Time{}, nil)
+			if c.name == "a new session beside" {
+				require.Len(t, rep.Outcomes, 4, "%v", rep.Outcomes)
+				require.Equal(t, ActionNew, rep.Outcomes[3].Action, "%v", rep.Outcomes[3])
+				require.Equal(t, filepath.Join(locs[0].Dir, "p3", "s.jsonl"), rep.Outcomes[3].Path)
+				rep.Outcomes = rep.Outcomes[:3]
+			}
 			require.Len(t, rep.Outcomes, 3, "%v", rep.Outcomes)
 			for i, o := range rep.Outcomes {
 				if i == 0 {
 					assert.Equal(t, c.p0, o.Action, "p0: %s", o.Reason)
 					if c.p0Reason != "" {
-						assert.Equal(t, c.p0Reason, o.Reason)
+						assert.True(t, strings.HasPrefix(o.Reason, c.p0Reason), "p0: %q, want %q first", o.Reason, c.p0Reason)
 					}
 					continue
 				}
@@ -84,7 +120,7 @@ func TestResyncReadsWhatChanged(t *testing.T) {
 					assert.Equal(t, unchanged, o.Reason, o.Path)
 				}
 			}
-			if c.p0 == ActionGrown {
+			if c.p0 != ActionUnchanged {
 				rep = b.SyncStores(ctx, locs, time.Time{}, nil)
 				assert.Equal(t, 3, rep.Counts[ActionUnchanged], "the grown session is archived once: %v", rep.Outcomes)
 			}

@@ -627,6 +627,32 @@ func (a *Archiver) endLegacy(ctx context.Context, e *Entry, by string) error {
 	return a.endCancelled(ctx, e, "its sub-agent file is archived again as child run "+by+" of its session's run", by)
 }
 
+// supersede ends run old, which the first part of run by archived again
+// (Resume.Supersedes: a sub-agent's file linked again, endLegacy), as
+// superseded by it, unless its end says so already (a kill after the end
+// was written and before the ledger noted it), then clears the note on
+// by's entry. Called once the part is written, and by the next sync or
+// import when a kill came between the two (Recover), so the run ends
+// whichever process ends it.
+func (a *Archiver) supersede(ctx context.Context, by, old string) error {
+	if le := a.ledger.byRun(old); le != nil && (!le.Closed || le.SupersededBy != by) {
+		if err := a.endLegacy(ctx, le, by); err != nil {
+			return fmt.Errorf("end run %s, which run %s supersedes: %w", old, by, err)
+		}
+	}
+	cur := a.ledger.byRun(by)
+	if cur == nil || cur.Resume == nil || cur.Resume.Supersedes != old {
+		return nil
+	}
+	if r := *cur.Resume; r.Held {
+		r.Supersedes = ""
+		cur.Resume = &r
+	} else {
+		cur.Resume = nil
+	}
+	return a.ledger.Put(cur)
+}
+
 // storeOf finds the session file path is a sub-agent's file of, for a
 // file given by itself (import), whose store's directory is not known:
 // the store's pattern is matched against the candidates relative to dir

@@ -45,6 +45,10 @@ import (
 type namedParts struct {
 	mu    sync.Mutex
 	parts []namedPart
+	// again are the runs whose sub-task's new child run a kill cut short
+	// before its part (Recover): looked at again by this sync's
+	// linkNamed, their store found among the sync's (noteArchivedNamers).
+	again []string
 }
 
 type namedPart struct {
@@ -82,7 +86,8 @@ const subTasksMarker = "subtasks-checked"
 // stores among locs that declare how a parent names its sub-tasks, as if
 // a part of it were archived now (noteNaming), and returns the marker
 // to write once linkNamed has looked at them ("" when done before, or
-// when no store declares it).
+// when no store declares it); and, in every sync, the runs Recover noted
+// again (namedParts.again).
 func (a *Archiver) noteArchivedNamers(locs []Location) string {
 	if a.named == nil || a.opts.DryRun {
 		return ""
@@ -96,12 +101,8 @@ func (a *Archiver) noteArchivedNamers(locs []Location) string {
 	if len(stores) == 0 {
 		return ""
 	}
-	marker := filepath.Join(filepath.Dir(a.ledger.path), subTasksMarker)
-	if _, err := os.Stat(marker); err == nil {
-		return ""
-	}
 	var parts []namedPart
-	a.ledger.each(func(e *Entry) {
+	note := func(e *Entry) {
 		if e.Closed || e.Pending || e.Parts == 0 || e.SupersededBy != "" {
 			return
 		}
@@ -111,7 +112,22 @@ func (a *Archiver) noteArchivedNamers(locs []Location) string {
 				return
 			}
 		}
-	})
+	}
+	a.named.mu.Lock()
+	again := a.named.again
+	a.named.again = nil
+	a.named.mu.Unlock()
+	for _, id := range again {
+		if e := a.ledger.byRun(id); e != nil {
+			note(e)
+		}
+	}
+	marker := filepath.Join(filepath.Dir(a.ledger.path), subTasksMarker)
+	if _, err := os.Stat(marker); err == nil {
+		marker = ""
+	} else {
+		a.ledger.each(note)
+	}
 	a.named.mu.Lock()
 	a.named.parts = append(a.named.parts, parts...)
 	a.named.mu.Unlock()

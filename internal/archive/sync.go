@@ -451,7 +451,7 @@ func (a *Archiver) syncOpened(ctx context.Context, out Outcome, format string, s
 		out.Action = ActionNew
 		if olds := a.ledger.ByPath(path); repairID != "" {
 			out.Reason = a.repairing(repairID) + ": archived again, whole, as a new run that supersedes run " + repairID
-		} else if olds != nil && olds.Head == head {
+		} else if olds != nil && olds.Head == head && legacy == nil {
 			out.Reason = "the file was rewritten (it no longer starts with what run " + olds.RunID + " holds): archived as a new run"
 		}
 	case match.Closed:
@@ -783,6 +783,12 @@ func (a *Archiver) writePart(ctx context.Context, out Outcome, ps partSource, pr
 		masker = redact.New()
 		recMask = masker.Mask
 	}
+	if l := rs.link; l != nil && l.legacy != "" {
+		// Noted while the part is written, and after it until that run
+		// is ended (supersede): a kill in between leaves the next sync
+		// or import to end it (Recover).
+		rs.Supersedes = l.legacy
+	}
 	e := Entry{Head: head, Provider: provider, Path: ps.name(), Size: size, ModTime: mtime.UnixNano(), Redact: redactOn, Pending: true, Resume: rs}
 	var run *lifecycle.Run
 	if prev == nil || prev.Closed {
@@ -962,6 +968,18 @@ func (a *Archiver) writePart(ctx context.Context, out Outcome, ps partSource, pr
 		r.End, r.Held = true, true
 		e.Resume = &r
 	}
+	// The run this part archives again is ended below, superseded by
+	// this one, unless the part failed (a step error that is not the
+	// agent's status: nothing stands for it then). Noted until it is.
+	supersedes := ""
+	if rs.Supersedes != "" && (stepErr == nil || errors.Is(stepErr, capture.ErrAgent)) {
+		supersedes = rs.Supersedes
+		r := Resume{Supersedes: supersedes}
+		if e.Resume != nil {
+			r = *e.Resume
+		}
+		e.Resume = &r
+	}
 	e.Facts = nextFacts(e.Facts, prev == nil || prev.Closed || rewrite, from, facts)
 	e.Files = ps.files()
 	e.Seal = sealDue(&e)
@@ -979,11 +997,9 @@ func (a *Archiver) writePart(ctx context.Context, out Outcome, ps partSource, pr
 			return fail(err)
 		}
 	}
-	if l := rs.link; l != nil && l.legacy != "" && stepErr == nil {
-		if le := a.ledger.byRun(l.legacy); le != nil {
-			if err := a.endLegacy(ctx, le, e.RunID); err != nil {
-				return fail(fmt.Errorf("end run %s, which child run %s supersedes: %w", l.legacy, e.RunID, err))
-			}
+	if supersedes != "" {
+		if err := a.supersede(ctx, e.RunID, supersedes); err != nil {
+			return fail(err)
 		}
 	}
 	out.Status, out.Result = res.Status, res

@@ -421,6 +421,19 @@ func subtaskReport(s string) bool {
 	return ok && len(first) > len("Subtask  completed.") && id != "" && !strings.ContainsAny(id, " \t/\\") && strings.HasPrefix(rest, "\nResult:")
 }
 
+// unnamedSubTask reports whether t is the result Roo Code before 3.35
+// (Kilo Code before 4.135) gave a new_task call that started a sub-task:
+// "Successfully created new task in <mode> mode with message: ..." (the
+// XML tool protocol, NewTaskTool) or "[new_task completed] Result: ..."
+// (the native one, Task.completeSubtask, once the sub-task ended), both
+// removed by the delegation of 3.35 (9b5f639). Neither names the
+// sub-task, whose folder names no parent either (its HistoryItem's
+// parentTaskId was kept in the editor's state only, until
+// history_item.json in 3.49).
+func unnamedSubTask(t string) bool {
+	return strings.HasPrefix(t, "Successfully created new task in ") || strings.HasPrefix(t, "[new_task completed] Result:")
+}
+
 // subtaskResult reports a sub-task's report written as a user text (the
 // XML tool protocol: subtaskReport) as the result of the new_task call
 // waiting for it, the call's own result never saved (Roo pushes it after
@@ -548,6 +561,9 @@ func (n *normalizer) blockResult(p abi.Value, ts sdk.Str, out *sdk.Out) {
 func (n *normalizer) result(id, name, body string, isErr bool, ts sdk.Str, out *sdk.Out) {
 	r := sdk.ToolResult{CallID: sdk.S(id), Name: sdk.S(name), Output: sdk.S(body), Time: ts, IsError: isErr}
 	t := strings.TrimSpace(body)
+	if name == "new_task" && unnamedSubTask(t) {
+		out.Warn("roo: new_task call " + clip(id) + " started a sub-task that neither task names (Roo Code before 3.35, Kilo Code before 4.135: the result states no task id, the sub-task's folder no parent): the sub-task is archived as a run of its own, its messages and tokens not in this run's")
+	}
 	switch {
 	case strings.HasPrefix(t, "The tool execution failed with the following error:"):
 		r.IsError = true

@@ -69,8 +69,10 @@
 //     RESUMPTION] This task was interrupted ...": the calls still
 //     waiting then are cancelled with those words as the error, and no
 //     output. "[new_task completed] Result: ..." is the
-//     sub-task's report that Roo hands its parent after the call's own
-//     result ("Successfully created new task..."): injected context. An
+//     sub-task's report that Roo (before 3.35) hands its parent: under
+//     the XML protocol a user text after the call's own result
+//     ("Successfully created new task..."), injected context; under the
+//     native one the call's tool_result itself. An
 //     execute_command output stating a non-zero "Exit code: N" above
 //     "Output:" (Roo Code) is an error with that exit code. A result "The tool
 //     execution failed with the following error: <error>...</error>" is
@@ -202,13 +204,43 @@
 //     this archived are looked at once, by the first sync after it. A
 //     sub-task whose folder that sync could not read (changed in the
 //     last seconds, or put there later) stays a run of its own. Before
-//     3.35 the result is
-//     "Successfully created new task in <mode> mode with message: ...",
-//     naming no task: such a sub-task is a run of its own. Kilo Code's
-//     legacy extension (its task files api_conversation_history.json,
-//     ui_messages.json, task_metadata.json; no history_item.json) shares
-//     the declaration: its sub-tasks are linked where its results name
-//     them so, else are runs of their own.
+//     3.35 (RooCodeInc/Roo-Code v3.34.8) neither task names the other.
+//     The call's result is "Successfully created new task in <mode> mode
+//     with message: <message> and <n> todo items" under the XML protocol
+//     (NewTaskTool.ts line 156), or, under the native one, "[new_task
+//     completed] Result: <the sub-task's completion result>" once the
+//     sub-task ended (Task.completeSubtask, Task.ts lines 1959-2000; the
+//     XML protocol gets the same words as a user text, Roo's injected
+//     context); the sub-task's folder holds api_conversation_history.json,
+//     ui_messages.json and task_metadata.json (the files in context,
+//     FileContextTracker), none naming a parent: its HistoryItem's
+//     parentTaskId and rootTaskId went to the editor's global state only
+//     (Task.saveClineMessages, ClineProvider.updateTaskHistory). Only
+//     text ties them: the sub-task's first message (say text, and
+//     "<task>\n...\n</task>" in the conversation, Task.ts lines 1485 and
+//     1495) is the call's message ("\\@" made "\@", NewTaskTool.ts line
+//     97), its completion_result the words after "[new_task
+//     completed] Result:", and its ask tool {"tool":"finishTask"}
+//     (presentAssistantMessage.ts line 604) says it returned to a parent.
+//     A link by that text would have the host look, among the store's
+//     runs, for the one call stating the words a task folder's first
+//     message holds, which no declaration of a folder store says
+//     (abi.Store.SubAgentPrompt is for a file store's sub-agent files):
+//     an ABI addition, not made. Such a sub-task is a run of its own,
+//     and the parent's step warns, for each new_task call whose result
+//     has one of those two shapes, that its sub-task is not linked
+//     (unnamedSubTask). Kilo Code's legacy extension (its task files
+//     api_conversation_history.json, ui_messages.json,
+//     task_metadata.json; no history_item.json through its last release,
+//     5.10.4) shares the declaration: it merged Roo's delegation
+//     (9b5f639) in 4.135.0, whose results name the sub-task as Roo's do
+//     (ClineProvider.reopenParentFromDelegation, "Subtask ${childTaskId}
+//     completed.\n\nResult:\n...", src/core/webview/ClineProvider.ts
+//     lines 3889, 3904 and 3918 at Kilo-Org/kilocode-legacy v4.135.0,
+//     4108 and 4123 at 5.10.4), so its sub-tasks are linked where they
+//     do; before 4.135.0 it wrote Roo's older results (Task.ts lines
+//     2160 and 2169 at v4.134.0; NewTaskTool.ts line 147), and such
+//     sub-tasks are runs of their own, with the warning.
 //
 // A file read alone (import of api_conversation_history.json or
 // ui_messages.json) is told by its shape. A task whose conversation file

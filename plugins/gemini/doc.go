@@ -185,17 +185,29 @@
 // host links the chat at its call.
 //
 // Before 0.39 nothing names which call started a chat, so the scope
-// stays beside it. In 0.37 and 0.38 (local-executor.ts: agentId six
-// random characters; the chat chats/<session id>/<agentId>.json) the
-// host links the chat at the session's latest part, and the call's scope
-// is a second child holding its prompt and answer (its tokens are the
-// chat's only: counted once): the call's record states no agentId, its
-// result and resultDisplay (SubagentProgress, whose activity ids are
-// random UUIDs) name nothing of the chat, and the chat does not name the
-// agent or the call. Its first user message is the agent's query
-// template filled with the call's arguments (local-executor.ts at
-// v0.38.2: templateString(promptConfig.query, inputs), else "Get
-// Started!"): the generalist's "${request}" states the call's request
+// stays beside it. In 0.37 and 0.38 (local-executor.ts at v0.38.2:
+// agentId six random characters, line 312; the executor's context
+// promptId that id and parentSessionId the session's, lines 129-130;
+// chatRecordingService.ts lines 178-237: the chat chats/<session
+// id>/<agentId>.json, its header stating the agentId as sessionId and
+// kind "subagent") the host links the chat at the session's latest
+// part, and the call's scope is a second child holding its prompt and
+// answer (its tokens are the chat's only: counted once). Nothing ties
+// the chat to the call: the call's id reaches the executor
+// (parentCallId, from the tool call's context, line 275) but only the
+// scheduler's requests for the sub-agent's own tool calls carry it
+// (scheduler.ts line 319), and GeminiChat.recordCompletedToolCalls
+// (geminiChat.ts lines 1029-1055) records a call's id, name, args,
+// result, status, timestamp, resultDisplay and description, not it; the
+// parent's record of the call states no agentId (from 0.39 on it does:
+// geminiChat.ts line 1053 at v0.39.0), and its result and resultDisplay
+// (SubagentProgress: agentName, recentActivity, state, result,
+// terminateReason; each activity's id randomUUID(), local-invocation.ts
+// lines 144, 170, 249 and 344) name nothing of the chat, which names
+// neither the agent nor the call. Its first user message is the agent's
+// query template filled with the call's arguments (local-executor.ts at
+// v0.38.2 line 597: templateString(promptConfig.query,
+// augmentedInputs), else DEFAULT_QUERY_STRING, "Get Started!"): the generalist's "${request}" states the call's request
 // as it is, but codebase_investigator's wraps the objective in its own
 // words and an agent without a query states nothing of the call, so the
 // prompt match the Kimi CLI's sub-agents are linked by
@@ -204,16 +216,24 @@
 // pretty-printed JSON documents besides; only times (the chat's
 // startTime between the call's message and its record) would tie the
 // rest, which is not a link to rely on.
-// In 0.31 to 0.36 the sub-agent's GeminiChat recorded under its caller's
-// promptId, the session's id (LocalAgentExecutor.executionContext), so
-// its chat is chats/session-<minute>-<the id's first 8 characters>.json
-// beside the session's, stating the session's own id and kind
-// "subagent": the host, which keys a file's sub-agents by a directory or
-// by a member without a condition (abi.Store.SubAgentOf), cannot tell it
-// from the session's file, and archives it as a run of its own. Every
-// chat of kind "subagent" says in a warning that it is a sub-agent's,
-// not a user's session (sessionMeta).
-//
+// In 0.31 to 0.36 the sub-agent's GeminiChat recorded under the
+// session's id (chatRecordingService.ts line 140 at v0.31.0:
+// config.getSessionId(); at v0.36.0 line 174, the caller's promptId,
+// which local-executor.ts line 124 keeps the session's), so its chat is
+// chats/session-<UTC minute>-<the id's first 8 characters>.json beside
+// the session's (chatRecordingService.ts lines 180-187 at v0.34.0: the
+// session's own file name when the sub-agent starts in the minute the
+// session's chat was made, the two then writing one file in turn),
+// stating the session's own id and kind "subagent": the host, which
+// keys a file's sub-agents by a directory or by a member without a
+// condition (abi.Store.SubAgentOf), cannot tell it from the session's
+// file, and archives it as a run of its own. Every chat of kind
+// "subagent" says in a warning that it is a sub-agent's, not a user's
+// session (sessionMeta); one written as a whole JSON document (every
+// chat before 0.39: JSON Lines came with f744913 in 0.39, the agentId
+// with 7d1de3b) says too that the call that started it cannot be
+// named, one of JSON Lines that its session's record of the call names
+// it.
 // Otherwise its own turns are in neither the stream nor the session
 // file, so its child run holds what the call states: the scope opens at the call,
 // linked to it and named after the agent, with the objective (else its

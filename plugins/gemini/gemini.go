@@ -188,7 +188,7 @@ func (n *normalizer) document(v abi.Value, out *sdk.Out) {
 		// message records as in the JSON file, one per line. Stream-json
 		// events carry no id.
 		n.setFormat(fmtSession, out)
-		n.sessionMeta(v, out)
+		n.sessionMeta(v, false, out)
 		if n.replayed(v, t, out) {
 			return
 		}

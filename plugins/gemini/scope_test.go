@@ -143,16 +143,24 @@ func TestSubAgentOwnChat(t *testing.T) {
 // wrote such a chat beside its session's, stating the session's id and
 // no call, so it is archived as a run of its own and would otherwise read
 // as a user's session); a main chat, or one of a build that states no
-// kind, is not. Before, nothing told such a run from a user's session.
+// kind, is not. A whole document (Gemini CLI before 0.39) names no call
+// that started it, nor does its session's record of the call name it:
+// its warning says the call cannot be named; a JSON Lines chat's says
+// its session's record of the call names it (agentId, 0.39 and later).
+// Before, both said the same, and neither that the call of a chat
+// written before 0.39 cannot be named.
 func TestSubAgentChatMarked(t *testing.T) {
 	const user = `{"id":"u1","timestamp":"2026-03-10T09:15:02.200Z","type":"user","content":[{"text":"Your task is to find the retry policy."}]}`
-	const marked = `gemini: a sub-agent's chat (kind "subagent"), not a user's session: its prompt is the calling agent's; it states the id s1 (before Gemini CLI 0.37 its session's, with no call that started it; since 0.37 its own)`
+	const (
+		records  = `gemini: a sub-agent's chat (kind "subagent"), not a user's session: its prompt is the calling agent's; it states its own id s1, which its session's record of the call that started it names (agentId, Gemini CLI 0.39 and later)`
+		document = `gemini: a sub-agent's chat (kind "subagent"), not a user's session: its prompt is the calling agent's; it states the id s1 (before Gemini CLI 0.37 its session's, since 0.37 its own). The call that started it cannot be named: a chat written as one JSON document (Gemini CLI before 0.39) names no call, and its session's record of the call does not name the chat`
+	)
 	for _, c := range []struct {
 		name, in string
 		want     []string
 	}{
-		{"records of a sub-agent", `{"sessionId":"s1","projectHash":"h","startTime":"2026-03-10T09:15:02.100Z","kind":"subagent"}` + "\n" + user + "\n", []string{marked}},
-		{"document of a sub-agent", `{"sessionId":"s1","projectHash":"h","messages":[` + user + `],"kind":"subagent"}` + "\n", []string{marked}},
+		{"records of a sub-agent", `{"sessionId":"s1","projectHash":"h","startTime":"2026-03-10T09:15:02.100Z","kind":"subagent"}` + "\n" + user + "\n", []string{records}},
+		{"document of a sub-agent", `{"sessionId":"s1","projectHash":"h","messages":[` + user + `],"kind":"subagent"}` + "\n", []string{document}},
 		{"records of the main agent", `{"sessionId":"s1","projectHash":"h","startTime":"2026-03-10T09:15:02.100Z","kind":"main"}` + "\n" + user + "\n", nil},
 		{"document stating no kind", `{"sessionId":"s1","projectHash":"h","messages":[` + user + `]}` + "\n", nil},
 	} {

@@ -74,7 +74,7 @@ func addTokens(u sdk.Usage, t abi.Value, in, outField string) sdk.Usage {
 // {sessionId, projectHash, startTime, lastUpdated, messages[...]}.
 func (n *normalizer) sessionFile(v abi.Value, out *sdk.Out) {
 	n.setFormat(fmtSession, out)
-	n.sessionMeta(v, out)
+	n.sessionMeta(v, true, out)
 	it := v.Get("messages").Iter()
 	for it.Next() {
 		m := it.Value()
@@ -89,16 +89,28 @@ func (n *normalizer) sessionFile(v abi.Value, out *sdk.Out) {
 // sessionMeta reports a session file's id. A chat whose header says
 // kind "subagent" (ChatRecordingService since 0.31) is a sub-agent's
 // conversation, not a user's session, and the step says so: its prompt
-// is the calling agent's. Before 0.37 such a chat is a
+// is the calling agent's. doc says the chat is one JSON document, as
+// Gemini CLI wrote every chat before 0.39 (JSON Lines since, f744913):
+// nothing then names the call that started a sub-agent (the parent's
+// record of the call states its agentId from 0.39 on, 7d1de3b), so the
+// warning says the call cannot be named. Before 0.37 such a chat is a
 // session-<time>-<id>.json beside its session's, stating the session's
-// own id and no call, so it is archived as a run of its own (0.37 and
-// later: a chat in a directory named by the session's id, linked as a
-// child run, see doc.go).
-func (n *normalizer) sessionMeta(v abi.Value, out *sdk.Out) {
+// own id, and is archived as a run of its own; in 0.37 and 0.38 a chat in
+// a directory named by the session's id, linked as a child run at the
+// session's latest part (see doc.go).
+func (n *normalizer) sessionMeta(v abi.Value, doc bool, out *sdk.Out) {
 	n.session(v.Get("sessionId"), out)
-	if v.Get("kind").Is("subagent") {
-		out.Warn("gemini: a sub-agent's chat (kind \"subagent\"), not a user's session: its prompt is the calling agent's; it states the id " + clip([]byte(sdk.View(v.Get("sessionId")))) + " (before Gemini CLI 0.37 its session's, with no call that started it; since 0.37 its own)")
+	if !v.Get("kind").Is("subagent") {
+		return
 	}
+	id := clip([]byte(sdk.View(v.Get("sessionId"))))
+	if doc {
+		out.Warn("gemini: a sub-agent's chat (kind \"subagent\"), not a user's session: its prompt is the calling agent's; it states the id " + id +
+			" (before Gemini CLI 0.37 its session's, since 0.37 its own). The call that started it cannot be named: a chat written as one JSON document (Gemini CLI before 0.39) names no call, and its session's record of the call does not name the chat")
+		return
+	}
+	out.Warn("gemini: a sub-agent's chat (kind \"subagent\"), not a user's session: its prompt is the calling agent's; it states its own id " + id +
+		", which its session's record of the call that started it names (agentId, Gemini CLI 0.39 and later)")
 }
 
 // header handles the header record of a JSONL session file. A second
@@ -109,7 +121,7 @@ func (n *normalizer) header(v abi.Value, out *sdk.Out) {
 	id := v.Get("sessionId")
 	switch {
 	case !n.sessionSent:
-		n.sessionMeta(v, out)
+		n.sessionMeta(v, false, out)
 		n.sessionID = id.String()
 	case n.sessionID != "" && !id.Is(n.sessionID):
 		out.Warn("gemini session file holds a second session, " + sdk.TypeName(id) + ": its records are read as part of session " + n.sessionID)

@@ -79,10 +79,12 @@ const followWindow = 8
 //     never runs without end for a limit the heap outgrew; it is never
 //     lowered within a round. A limit the user set (GOMEMLIMIT:
 //     keepLimit) is left as it is.
-//   - indexing (indexing, once the archiver is closed and dropped): the
-//     limit is set again from the live heap for one worker, less the
-//     reserve, and follows it, so that the live indexer's catch-up and
-//     the index build do not run under a limit the ledger raised.
+//   - indexing (indexing, once the archiver is closed and dropped, in a
+//     round that wrote a run: one that wrote none indexes nothing, and
+//     forces no collection to measure the heap for it): the limit is set
+//     again from the live heap for one worker, less the reserve, and
+//     follows it, so that the live indexer's catch-up and the index
+//     build do not run under a limit the ledger raised.
 //
 // settle, at the end of a round (and of the sync, however it ends), puts
 // back both settings as they were and disarms the limit. The process's
@@ -206,8 +208,8 @@ func (c *collector) indexing() {
 
 // follow raises the limit, once set, to limitHeadroom above the least
 // live heap of the last followWindow collections, when that is higher.
-// Sync calls it as each session's outcome is reported; the listing's
-// and the index's watch after each collection.
+// Sync calls it as each session's outcome other than unchanged is
+// reported; the listing's and the index's watch after each collection.
 func (c *collector) follow() {
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -142,6 +142,9 @@ func Doctor(ctx context.Context, opts *DoctorOptions) error {
 			}
 			checks = append(checks, Check{"warn", "sync ledger", fmt.Sprintf("the archive of %s in run %s was interrupted (a sync or import was killed: %s); it holds %d of its bytes: the next `twasm sync` or `twasm import` settles it", it.Entry.Path, it.Entry.RunID, what, it.Entry.Offset)})
 		}
+		for _, e := range a.Ledger().Superseding() {
+			checks = append(checks, Check{"warn", "sync ledger", fmt.Sprintf("run %s archived %s again (a sub-agent linked again at its call) and a sync or import was killed before it ended run %s, which held it before: both hold it until the next `twasm sync` or `twasm import` ends run %s, superseded by run %s", e.RunID, e.Path, e.Resume.Supersedes, e.Resume.Supersedes, e.RunID)})
+		}
 		for _, e := range a.Ledger().Unsealed() {
 			checks = append(checks, Check{"warn", "sync ledger", fmt.Sprintf("the raw capture %s of run %s (%s) is not sealed yet in whole frames: a sync or import was killed while it sealed it, or stopped before, after it ended the run; the capture is whole, and the next `twasm sync` seals it, removing any partial copy left beside it", e.Raw, e.RunID, e.Path)})
 		}

@@ -365,7 +365,7 @@ func TestSyncGeminiSubAgentChatBefore037(t *testing.T) {
 			}
 			if res, err := ev.Step().AgentResult(); err == nil && res != nil {
 				for _, w := range res.Warnings {
-					if strings.Contains(w, `a sub-agent's chat (kind "subagent")`) {
+					if strings.Contains(w, `a sub-agent's chat (kind "subagent")`) && strings.Contains(w, "The call that started it cannot be named") {
 						marked = append(marked, w)
 					}
 				}

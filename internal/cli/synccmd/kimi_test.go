@@ -299,6 +299,38 @@ func TestSyncKimiContextSubAgent(t *testing.T) {
 	}
 }
 
+// kimiCodeRelinked syncs, in a new home, a Kimi Code session's main
+// journal (the real capture as_code_tools_subagent_main.jsonl) up to its
+// Agent call, not written yet, with its sub-agent's journal
+// (as_code_subagent_agent0.jsonl), then the whole main journal: the first
+// sync links the sub-agent's run (loose) at the session's latest part,
+// the second grows the session's run (parentRun) and archives the
+// sub-agent again (child). store is the Kimi Code store.
+func kimiCodeRelinked(t *testing.T) (h *clitest.Home, store, parentRun, loose, child string) {
+	t.Helper()
+	capture := func(name string) []byte {
+		return clitest.ReadFile(t, filepath.Join(clitest.Root, "testdata", "captures", "kimi", name))
+	}
+	main := bytes.SplitAfter(capture("as_code_tools_subagent_main.jsonl"), []byte("\n"))
+	agents := filepath.Join(".kimi-code", "sessions", "wd_proj_3f2a1b0c9d8e", "session_5c1e0d1a", "agents")
+	session, sub := filepath.Join(agents, "main", "wire.jsonl"), filepath.Join(agents, "agent-0", "wire.jsonl")
+	h = clitest.NewHome(t)
+	store = filepath.Join(h.Dir, ".kimi-code")
+	h.Put(session, bytes.Join(main[:65], nil), time.Hour) // up to the Agent call, not written yet
+	h.Put(sub, capture("as_code_subagent_agent0.jsonl"), time.Hour)
+	runs := syncNewRuns(t, h, store, "sync while the Agent call ran", 2)
+	parentRun, loose = runs[filepath.Join(h.Dir, session)], runs[filepath.Join(h.Dir, sub)]
+	if parentRun == "" || loose == "" {
+		t.Fatalf("runs %v: want the session's and the sub-agent's", runs)
+	}
+	h.Put(session, bytes.Join(main, nil), 30*time.Minute)
+	got := syncWant(t, h, store, "sync of the session's second part", map[string]int{"grown": 1, "new": 1})
+	if got["grown"][0] != parentRun {
+		t.Fatalf("sync: %v, want the session's run %s grown", got, parentRun)
+	}
+	return h, store, parentRun, loose, got["new"][0]
+}
+
 // TestSyncKimiCodeSubAgentRelinked: a Kimi Code sub-agent's journal
 // (agents/agent-0/wire.jsonl, a real capture with its main agent's)
 // synced while its foreground Agent call ran (the main journal holds no
@@ -314,27 +346,7 @@ func TestSyncKimiContextSubAgent(t *testing.T) {
 func TestSyncKimiCodeSubAgentRelinked(t *testing.T) {
 	t.Parallel()
 	const call = "Agent_3"
-	capture := func(name string) []byte {
-		return clitest.ReadFile(t, filepath.Join(clitest.Root, "testdata", "captures", "kimi", name))
-	}
-	main := bytes.SplitAfter(capture("as_code_tools_subagent_main.jsonl"), []byte("\n"))
-	agents := filepath.Join(".kimi-code", "sessions", "wd_proj_3f2a1b0c9d8e", "session_5c1e0d1a", "agents")
-	session, sub := filepath.Join(agents, "main", "wire.jsonl"), filepath.Join(agents, "agent-0", "wire.jsonl")
-	h := clitest.NewHome(t)
-	store := filepath.Join(h.Dir, ".kimi-code")
-	h.Put(session, bytes.Join(main[:65], nil), time.Hour) // up to the Agent call, not written yet
-	h.Put(sub, capture("as_code_subagent_agent0.jsonl"), time.Hour)
-	runs := syncNewRuns(t, h, store, "sync while the Agent call ran", 2)
-	parentRun, loose := runs[filepath.Join(h.Dir, session)], runs[filepath.Join(h.Dir, sub)]
-	if parentRun == "" || loose == "" {
-		t.Fatalf("runs %v: want the session's and the sub-agent's", runs)
-	}
-	h.Put(session, bytes.Join(main, nil), 30*time.Minute)
-	got := syncWant(t, h, store, "sync of the session's second part", map[string]int{"grown": 1, "new": 1})
-	if got["grown"][0] != parentRun {
-		t.Fatalf("sync: %v, want the session's run %s grown", got, parentRun)
-	}
-	childRun := got["new"][0]
+	h, store, parentRun, loose, childRun := kimiCodeRelinked(t)
 	wantRelinked(t, h, parentRun, loose, childRun, call, "agent.wire", "agent.wire_"+call)
 	if row := lsRow(t, h, parentRun); row.SubRunUsage["output_tokens"] != 330 || row.UsageInAll["output_tokens"] != 5515+330 {
 		t.Errorf("ls --json: %+v, want the sub-agent's 330 output tokens, once, beside the session's 5515", row)
@@ -346,4 +358,80 @@ func TestSyncKimiCodeSubAgentRelinked(t *testing.T) {
 		t.Errorf("stats --all --json: usage_in_all %v (%v), want 5515 + 330 output tokens, once", st.UsageInAll, err)
 	}
 	syncWant(t, h, store, "sync with nothing new", nothing)
+}
+
+// TestSyncRelinkEndNotNoted: a sync that archived a Kimi Code
+// sub-agent's journal again at its Agent call (as in
+// TestSyncKimiCodeSubAgentRelinked) and ended the first child run,
+// superseded by the new one, then was killed before the ledger noted
+// that end (the ledger rewritten as it was then: the first run open, the
+// new one noting the run it supersedes, archive.Resume.Supersedes).
+// Doctor says so. The next sync settles it: the first run
+// is noted ended, its transcript's end written once, the new run the
+// one live copy, the sub-agent's tokens counted once; a further sync
+// archives nothing.
+func TestSyncRelinkEndNotNoted(t *testing.T) {
+	t.Parallel()
+	h, store, _, loose, child := kimiCodeRelinked(t)
+	if by := supersededBy(t, h, loose); by != child {
+		t.Fatalf("run %s ends superseded by %q, want %s", loose, by, child)
+	}
+	// The ledger as the kill leaves it: the first run open, the new one
+	// noting the run it supersedes (its last line before that end).
+	ledger := filepath.Join(h.Stor, "archive", "ledger.jsonl")
+	var kept [][]byte
+	for _, l := range bytes.SplitAfter(clitest.ReadFile(t, ledger), []byte("\n")) {
+		var e map[string]any
+		if json.Unmarshal(l, &e) == nil {
+			switch e["run_id"] {
+			case loose:
+				delete(e, "closed")
+				delete(e, "superseded_by")
+			case child:
+				e["resume"] = map[string]any{"supersedes": loose}
+			}
+			b, err := json.Marshal(e)
+			if err != nil {
+				t.Fatal(err)
+			}
+			l = append(b, '\n')
+		}
+		kept = append(kept, l)
+	}
+	clitest.Put(t, ledger, bytes.Join(kept, nil), 0)
+	if d := h.OK("doctor").Out; !strings.Contains(d, "run "+child+" archived") || !strings.Contains(d, "before it ended run "+loose) {
+		t.Errorf("doctor before the sync: want it to say run %s is still to end run %s:\n%s", child, loose, d)
+	}
+	ended := func() int {
+		return strings.Count(string(clitest.ReadFile(t, clitest.TranscriptPath(h.Stor, loose))), `"type":"run.completed"`)
+	}
+	got := syncWant(t, h, store, "sync after the kill", map[string]int{"settled": 1})
+	if got["settled"][0] != child || ended() != 1 || supersededBy(t, h, loose) != child {
+		t.Errorf("settled %v, run %s ended %d time(s) superseded by %q: want run %s settled, the first run ended once, by it", got, loose, ended(), supersededBy(t, h, loose), child)
+	}
+	for _, id := range []string{loose, child} {
+		h.OK("validate", id)
+	}
+	var st struct {
+		UsageInAll map[string]int64 `json:"usage_in_all"`
+	}
+	if err := json.Unmarshal([]byte(h.OK("stats", "--all", "--json").Out), &st); err != nil || st.UsageInAll["output_tokens"] != 5515+330 {
+		t.Errorf("stats --all --json: usage_in_all %v (%v), want 5515 + 330 output tokens, once", st.UsageInAll, err)
+	}
+	if strings.Contains(lastLineOf(t, ledger, child), `"supersedes"`) {
+		t.Errorf("the ledger still notes run %s superseding another", child)
+	}
+	syncWant(t, h, store, "sync with nothing new", nothing)
+}
+
+// lastLineOf is the ledger's last line for run id.
+func lastLineOf(t *testing.T, ledger, id string) string {
+	t.Helper()
+	out := ""
+	for _, l := range strings.Split(string(clitest.ReadFile(t, ledger)), "\n") {
+		if strings.Contains(l, `"run_id":"`+id+`"`) {
+			out = l
+		}
+	}
+	return out
 }

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/metrics"
 	"strings"
 	"testing"
 	"time"
@@ -112,6 +113,34 @@ func TestRunSync(t *testing.T) {
 	}
 	if after, _ := os.ReadFile(session); string(after) != string(src) {
 		t.Fatal("sync changed the agent's session file")
+	}
+}
+
+// TestResyncForcesNoCollection: a sync that finds nothing new writes
+// nothing to index, so it forces no collection (runtime.GC, which the
+// index build's memory limit is measured by): that collection and the
+// sweep it waits for were 5-10% of a re-sync's CPU. The first sync, which
+// wrote a run, forces at least one.
+func TestResyncForcesNoCollection(t *testing.T) {
+	e, _, _ := claudeHome(t)
+	forced := func() uint64 {
+		s := []metrics.Sample{{Name: "/gc/cycles/forced:gc-cycles"}}
+		metrics.Read(s)
+		return s[0].Value.Uint64()
+	}
+	before := forced()
+	if out, errOut := runSync(t, e, "--provider", "claude"); !strings.HasPrefix(out, "new\t") {
+		t.Fatalf("first sync printed %q (stderr %q), want one new session", out, errOut)
+	}
+	first := forced()
+	if first == before {
+		t.Errorf("the first sync forced no collection")
+	}
+	if out, errOut := runSync(t, e, "--provider", "claude"); out != "" || !strings.Contains(errOut, "1 unchanged") {
+		t.Fatalf("second sync printed %q, stderr %q; want nothing new", out, errOut)
+	}
+	if n := forced() - first; n != 0 {
+		t.Errorf("a sync with nothing new forced %d collection(s)", n)
 	}
 }
 

@@ -310,6 +310,39 @@ func TestBigInput(t *testing.T) {
 	}
 }
 
+// TestBigInputCopiesHaveTheirOwnIDs: each copy after the first has its
+// records' ids made its own, every reference to an id the same as the
+// id within the copy; the session's id, an empty id and other members
+// are left as they are.
+func TestBigInputCopiesHaveTheirOwnIDs(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "a.jsonl")
+	line := `{"type":"assistant","uuid":"u1","parentUuid":"u0","session_id":"s","sessionId":"s","message":{"id":"m1","content":[{"type":"tool_use","id":"t1","name":"Bash"}]},"x":"u1"}` + "\n" +
+		`{"type":"user","uuid":"u2","parent_tool_use_id":"","message":{"content":[{"type":"tool_result","tool_use_id":"t1"}]},"requestId": "r1"}` + "\n"
+	os.WriteFile(in, []byte(line), 0o600)
+	out := filepath.Join(dir, "big")
+	n, err := bigInput(out, []string{in}, int64(2*len(line)+len(line)/2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(out)
+	copies := strings.SplitAfter(strings.TrimSuffix(string(data), "\n"), "\n")
+	if int64(len(data)) != n || len(copies) != 6 {
+		t.Fatalf("n=%d, %d lines: %q", n, len(copies), data)
+	}
+	if got := strings.Join(copies[:2], ""); got != line {
+		t.Errorf("first copy %q, want the input", got)
+	}
+	r := strings.NewReplacer(`"u1","parentUuid":"u0"`, `"u1~1","parentUuid":"u0~1"`, `"id":"m1"`, `"id":"m1~1"`, `"id":"t1"`, `"id":"t1~1"`,
+		`"uuid":"u2"`, `"uuid":"u2~1"`, `"tool_use_id":"t1"`, `"tool_use_id":"t1~1"`, `"requestId": "r1"`, `"requestId": "r1~1"`)
+	if got, want := strings.Join(copies[2:4], ""), r.Replace(line); got != want {
+		t.Errorf("second copy\n%s\nwant\n%s", got, want)
+	}
+	if got := strings.Join(copies[4:6], ""); !strings.Contains(got, `"uuid":"u1~2"`) || !strings.Contains(got, `"tool_use_id":"t1~2"`) {
+		t.Errorf("third copy %q", got)
+	}
+}
+
 func TestParseToolchainAndMemoryFlat(t *testing.T) {
 	out := `wasm toolchain: tinygo -opt=2 -scheduler=none
 === RUN   TestPluginMemoryFlat/claude
@@ -514,6 +547,56 @@ BenchmarkSearchGrep-2    1   900000000 ns/op   400 ms/query   300 cpu-ms/query  
 	}
 	if n := searchWall(res).Note; n != "12000 runs" {
 		t.Errorf("note %q", n)
+	}
+}
+
+// TestResyncRowPaired: the re-sync row's ratio is the median of the
+// rounds' own ratios when the benchmark reports them, its cells show the
+// quartiles, and an older output without them gives the ratio of the
+// medians.
+func TestResyncRowPaired(t *testing.T) {
+	const figure = "Re-sync of that home with nothing new, CPU time vs `find` reading the sizes and times of the same files (#31 goal 5)"
+	cases := []struct {
+		name, out      string
+		ratio          float64
+		met, cell, val string
+		note           string
+	}{
+		{"paired", `BenchmarkSyncFirstHome/resync-2   1	 909729298 ns/op	 0.032 cpu-s	 0.028 cpu-s-p25	 0.040 cpu-s-p75	 31 rounds	 2.9 x-find	 2.6 x-find-p25	 3.3 x-find-p75	 2000 sessions	 0.06 wall-s
+BenchmarkSyncFirstHome/find-2     1	 909729298 ns/op	 0.010 cpu-s	 0.009 cpu-s-p25	 0.012 cpu-s-p75	 31 rounds	 2000 sessions	 0.02 wall-s
+`, 2.9, "yes", "2.90x [2.60–3.30]", "0.032 [0.028–0.04] cpu-s", "median of 31 rounds [first–third quartile]; the ratio is the median of the rounds' own ratios"},
+		{"older output", `BenchmarkSyncFirstHome/resync-2   1	 909729298 ns/op	 0.032 cpu-s	 2000 sessions	 0.06 wall-s
+BenchmarkSyncFirstHome/find-2     1	 909729298 ns/op	 0.010 cpu-s	 2000 sessions	 0.02 wall-s
+`, 3.2, "no", "3.20x", "0.032 cpu-s", ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			res, err := Parse(strings.NewReader(c.out))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var r Row
+			for _, row := range archiveTable(res).Rows {
+				if row.Figure == figure {
+					r = row
+				}
+			}
+			if x, ok := r.Ratio(); !ok || math.Abs(x-c.ratio) > 1e-9 {
+				t.Errorf("ratio %v %v, want %v", x, ok, c.ratio)
+			}
+			if got := r.Met(); got != c.met {
+				t.Errorf("met %q, want %q", got, c.met)
+			}
+			if got := r.ratioCell(); got != c.cell {
+				t.Errorf("ratio cell %q, want %q", got, c.cell)
+			}
+			if got := r.Value.cell(); got != c.val {
+				t.Errorf("value cell %q, want %q", got, c.val)
+			}
+			if r.Note != c.note {
+				t.Errorf("note %q, want %q", r.Note, c.note)
+			}
+		})
 	}
 }
 

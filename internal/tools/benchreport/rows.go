@@ -60,12 +60,21 @@ type Row struct {
 	Baseline Quantity // zero when the row has no baseline
 	Goal     Goal
 	Note     string
+	// Paired, when set, is the ratio measured run for run (each run's
+	// figure over the baseline's run beside it): the median of those
+	// ratios, and Min and Max their first and third quartiles. Ratio is
+	// then its median.
+	Paired *Stat
 }
 
-// Ratio is the median value over the median baseline, when both exist.
+// Ratio is the median value over the median baseline, when both exist,
+// or the median of the paired ratios (Paired).
 func (r Row) Ratio() (float64, bool) {
 	if !r.Value.OK || !r.Baseline.OK || r.Baseline.Stat.Median == 0 {
 		return 0, false
+	}
+	if r.Paired != nil {
+		return r.Paired.Median, true
 	}
 	return r.Value.Stat.Median / r.Baseline.Stat.Median, true
 }
@@ -252,6 +261,9 @@ func (r Row) ratioCell() string {
 	x, ok := r.Ratio()
 	if !ok {
 		return "—"
+	}
+	if p := r.Paired; p != nil && p.Min != p.Max {
+		return fmt.Sprintf("%.2fx [%.2f–%.2f]", x, p.Min, p.Max)
 	}
 	return fmt.Sprintf("%.2fx", x)
 }

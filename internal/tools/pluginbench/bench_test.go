@@ -66,13 +66,32 @@ var plugins = []struct {
 
 // corpus concatenates the line-oriented golden inputs of a provider (and,
 // for AWF's comparison, the shared capture AWF was measured on) and
-// repeats them to corpusBytes.
-func corpus(tb testing.TB, files []string) []byte {
+// repeats them to corpusBytes. Each copy is normalized as a stream of
+// its own (copies): the same bytes fed again in one stream are a replay,
+// which a plugin that knows its records' ids (copilot, qwen, droid, amp)
+// skips whole and most others in part, so that a corpus normalized as one
+// stream measured those plugins on work they skip.
+func corpus(tb testing.TB, files []string) corpusData {
 	tb.Helper()
 	one := concat(tb, files)
 	out := make([]byte, 0, corpusBytes+len(one))
 	for len(out) < corpusBytes {
 		out = append(out, one...)
+	}
+	return corpusData{data: out, copy: len(one)}
+}
+
+// corpusData is a corpus: copies of the same inputs, one after the other.
+type corpusData struct {
+	data []byte // every copy
+	copy int    // the length of one
+}
+
+// copies are the corpus's copies, each a stream's input.
+func (c corpusData) copies() [][]byte {
+	var out [][]byte
+	for off := 0; off < len(c.data); off += c.copy {
+		out = append(out, c.data[off:min(off+c.copy, len(c.data))])
 	}
 	return out
 }
@@ -112,7 +131,7 @@ func goldenInputs(tb testing.TB, provider string) []string {
 
 // awfCorpus is the capture AWF's normalizer was measured on
 // (awf-baseline.md), when ../shared is there; else our Claude inputs.
-func awfCorpus(tb testing.TB) []byte {
+func awfCorpus(tb testing.TB) corpusData {
 	f := filepath.Join("..", "..", "..", "..", "shared", "fixtures", "claude", "switchboard_stream_json_tool_vocabulary.jsonl")
 	if _, err := os.Stat(f); err == nil {
 		return corpus(tb, []string{f})
@@ -216,30 +235,58 @@ func wasmPlugin(b testing.TB, name string, sandboxed bool) *host.Plugin {
 	return p
 }
 
-func run(b *testing.B, data []byte, newInst func() normalize.Instance) {
+// run normalizes the corpus b.N times, each time on a new instance, each
+// copy a stream of its own on it (a session after another, as sync feeds
+// a warm instance).
+func run(b *testing.B, c corpusData, newInst func() normalize.Instance) {
 	b.Helper()
-	b.SetBytes(int64(len(data)))
-	lines := bytes.Count(data, []byte("\n"))
+	b.SetBytes(int64(len(c.data)))
+	lines := bytes.Count(c.data, []byte("\n"))
+	copies := c.copies()
+	ctx := context.Background()
 	b.ResetTimer()
 	start := cpuTime()
 	var sink countSink
 	for i := 0; i < b.N; i++ {
 		inst := newInst()
-		res, err := normalize.Run(context.Background(), inst, bytes.NewReader(data), &sink, normalize.Options{Provider: "bench"})
-		if err != nil {
-			b.Fatal(err)
-		}
-		if res.FailedLines > 0 {
-			b.Fatalf("%d lines failed: %v", res.FailedLines, res.Warnings)
+		for _, one := range copies {
+			if err := stream(ctx, inst, one, &sink); err != nil {
+				b.Fatal(err)
+			}
 		}
 		if c, ok := inst.(interface{ Close(context.Context) error }); ok {
-			_ = c.Close(context.Background())
+			_ = c.Close(ctx)
 		}
 	}
 	b.StopTimer()
-	reportCPU(b, start, int64(len(data)))
+	reportCPU(b, start, int64(len(c.data)))
 	b.ReportMetric(float64(lines)*float64(b.N)/b.Elapsed().Seconds(), "lines/s")
 	b.ReportMetric(float64(sink.events)/float64(b.N), "events/op")
+}
+
+// stream normalizes data as one stream on inst, fed in one batch of
+// bytes (normalize.Run's reads are 256 KiB; a copy of the inputs is
+// less), without Run's buffer for each.
+func stream(ctx context.Context, inst normalize.Instance, data []byte, sink normalize.Sink) error {
+	s, err := normalize.NewStream(ctx, inst, sink, normalize.Options{Provider: "bench"})
+	if err != nil {
+		return err
+	}
+	for len(data) > 0 {
+		n := min(len(data), 256<<10)
+		if err := s.Feed(ctx, data[:n]); err != nil {
+			return err
+		}
+		data = data[n:]
+	}
+	res, err := s.Close(ctx)
+	if err != nil {
+		return err
+	}
+	if res.FailedLines > 0 {
+		return fmt.Errorf("%d lines failed: %v", res.FailedLines, res.Warnings)
+	}
+	return nil
 }
 
 // BenchmarkNormalize runs each plugin natively, through wasm (trusted) and
@@ -274,7 +321,8 @@ func BenchmarkNormalize(b *testing.B) {
 // structs, one line at a time, keeping only assistant content blocks (the
 // part of the job AWF did).
 func BenchmarkAWF(b *testing.B) {
-	data := awfCorpus(b)
+	c := awfCorpus(b)
+	data := c.data
 	b.Run("awf-style/native", func(b *testing.B) {
 		b.SetBytes(int64(len(data)))
 		blocks := 0
@@ -287,7 +335,7 @@ func BenchmarkAWF(b *testing.B) {
 	})
 	b.Run("claude/sandboxed", func(b *testing.B) {
 		p := wasmPlugin(b, "claude", true)
-		run(b, data, func() normalize.Instance {
+		run(b, c, func() normalize.Instance {
 			in, err := p.NewInstance(context.Background())
 			if err != nil {
 				b.Fatal(err)
@@ -340,4 +388,33 @@ func awfStyle(data []byte) int {
 		}
 	}
 	return len(out)
+}
+
+// TestCorpusCopiesNotReplayed: normalized as run feeds it, each copy of
+// a plugin's corpus gives what the first gives (no copy skipped as a
+// replay of the one before), and the copies are the corpus.
+func TestCorpusCopiesNotReplayed(t *testing.T) {
+	ctx := context.Background()
+	for _, pl := range plugins {
+		t.Run(pl.name, func(t *testing.T) {
+			c := corpus(t, goldenInputs(t, pl.name))
+			copies := c.copies()
+			if len(copies) < 2 || !bytes.Equal(bytes.Join(copies, nil), c.data) {
+				t.Fatalf("%d copies of %d bytes do not make the %d-byte corpus", len(copies), c.copy, len(c.data))
+			}
+			inst := normalize.NativeInstance(pl.p)
+			var one, three countSink
+			if err := stream(ctx, inst, copies[0], &one); err != nil {
+				t.Fatal(err)
+			}
+			for _, cp := range copies[:3] {
+				if err := stream(ctx, inst, cp, &three); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if one.events == 0 || three.events != 3*one.events || three.blocks != 3*one.blocks {
+				t.Errorf("three copies gave %d events, %d blocks; one gave %d, %d", three.events, three.blocks, one.events, one.blocks)
+			}
+		})
+	}
 }

@@ -54,24 +54,32 @@ func batches(data []byte, keys *wire.KeySet) [][]byte {
 // plugin natively and through wasm; no tape building, no assembly.
 func BenchmarkFeed(b *testing.B) {
 	for _, pl := range plugins {
-		data := corpus(b, goldenInputs(b, pl.name))
-		bs := batches(data, declared(pl.p))
+		c := corpus(b, goldenInputs(b, pl.name))
+		// Each copy a stream of its own, as in BenchmarkNormalize: the
+		// same batches, Begin and End around each.
+		copies := c.copies()
+		bs := make([][][]byte, len(copies))
+		for i, one := range copies {
+			bs[i] = batches(one, declared(pl.p))
+		}
 		feed := func(b *testing.B, inst normalize.Instance) {
-			b.SetBytes(int64(len(data)))
+			b.SetBytes(int64(len(c.data)))
 			ctx := context.Background()
 			start := cpuTime()
-			defer reportCPU(b, start, int64(len(data)))
+			defer reportCPU(b, start, int64(len(c.data)))
 			for i := 0; i < b.N; i++ {
-				if err := inst.Begin(ctx, abi.BeginOptions{Provider: pl.name}); err != nil {
-					b.Fatal(err)
-				}
-				for _, batch := range bs {
-					if _, err := inst.Feed(ctx, batch); err != nil {
+				for _, one := range bs {
+					if err := inst.Begin(ctx, abi.BeginOptions{Provider: pl.name}); err != nil {
 						b.Fatal(err)
 					}
-				}
-				if _, err := inst.End(ctx); err != nil {
-					b.Fatal(err)
+					for _, batch := range one {
+						if _, err := inst.Feed(ctx, batch); err != nil {
+							b.Fatal(err)
+						}
+					}
+					if _, err := inst.End(ctx); err != nil {
+						b.Fatal(err)
+					}
 				}
 			}
 		}
