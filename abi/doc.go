@@ -331,7 +331,9 @@
 //     "ok", a log that ends on a tool result included (the call was
 //     answered; spec 6.7 names no other case). "After" is
 //     the order the plugin wrote its records in, so a document holding a
-//     whole conversation on one raw line is judged as a log of lines is.
+//     whole conversation on one raw line is judged as a log of lines is
+//     (an error reported inside the message that carries it, or before
+//     an assistant message of no block on its line, comes after it).
 //     A call left without a result when the agent went on stays in the
 //     step's dangling list without making the step incomplete;
 //  3. else, an error field: any OpError, or an OpStatus "error" at

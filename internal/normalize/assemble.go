@@ -69,10 +69,15 @@ type assembler struct {
 	scopes map[string]bool // open scopes
 
 	// Final status inputs beyond OpStatus (spec 6.7, abi "Final status").
-	errText    string // text of the last error field (OpError, or OpStatus error below the terminal level)
-	errSeen    bool   // an error field was reported
-	errLine    int    // raw line of the last error field (endLine when reported at the end)
-	noTerminal bool   // the format has no terminal event: derive the status
+	errText string // text of the last error field (OpError, or OpStatus error below the terminal level)
+	errSeen bool   // an error field was reported
+	errLine int    // raw line of the last error field (endLine when reported at the end)
+	// errPos is the last error field's place in the order the records
+	// are written (see pos: the records written before it). A document
+	// holding a whole conversation on one raw line (an Amp thread)
+	// tells only by it whether its last answer came after the error.
+	errPos     int
+	noTerminal bool // the format has no terminal event: derive the status
 	// A response the provider says was cut short (OpStatus incomplete
 	// below the terminal level: aborted by the user): its text and raw
 	// line, for the session rule.
@@ -89,7 +94,12 @@ type assembler struct {
 	// prompt after the last answer. lastMsgPos is the last assistant
 	// message's, lastMsgCalls the calls it holds (tool_use blocks).
 	pos, answerPos, promptPos, lastMsgPos int
-	lastMsgCalls                          []string
+	// saidPos is answerPos of the last answer that says or does
+	// something: an assistant message with no block (the carrier of a
+	// failed call's usage) is none, for the order of an error and the
+	// answer after it.
+	saidPos      int
+	lastMsgCalls []string
 	// lastMsgThinking says the last assistant message holds thinking
 	// only: no answer (spec 6.4: reasoning, not what the model said).
 	lastMsgThinking bool
@@ -212,6 +222,9 @@ const (
 	itemMessage
 	itemOpen
 	itemClose
+	// itemErrMark marks where a provider error came among the records
+	// queued: flushed, it sets errPos (it writes nothing).
+	itemErrMark
 )
 
 type item struct {
@@ -722,6 +735,13 @@ func (a *assembler) providerError(msg, code, scope string) {
 		line = endLine
 	}
 	a.errSeen, a.errText, a.errLine = true, msg, line
+	if len(a.queue) == 0 {
+		a.errPos = a.pos
+	} else {
+		// Behind the records still queued; not through enqueue: the
+		// mark is no record an open message waits behind.
+		a.queue = append(a.queue, item{kind: itemErrMark, line: a.line})
+	}
 	if n := len(a.res.Errors); n > 0 {
 		last := a.res.Errors[n-1]
 		if last.Message == msg && last.RawLine == raw && last.Scope == scope && (code == "" || last.Code == code) {
@@ -1160,6 +1180,10 @@ func (a *assembler) flush(ctx context.Context) error {
 		if it.kind == itemMessage && !it.msg.closed {
 			break
 		}
+		if it.kind == itemErrMark {
+			a.errPos = a.pos
+			continue
+		}
 		if it.kind == itemOpen || it.kind == itemClose || len(a.batch) > 0 && it.scope != a.batchScope {
 			if err := a.emitBatch(ctx); err != nil {
 				a.dropQueue(n)
@@ -1270,6 +1294,9 @@ func (a *assembler) seen(ev *transcript.Event, last int) {
 		if ev.Type == transcript.MessageAssistant {
 			a.answerLine = max(a.answerLine, line)
 			a.answerPos, a.lastMsgPos = a.pos, a.pos
+			if len(p.Blocks) > 0 {
+				a.saidPos = a.pos
+			}
 			a.lastMsgCalls = a.lastMsgCalls[:0]
 			a.lastMsgThinking = len(p.Blocks) > 0
 			for _, b := range p.Blocks {
@@ -1295,7 +1322,7 @@ func (a *assembler) seen(ev *transcript.Event, last int) {
 			line = endLine
 		}
 		a.answerLine = max(a.answerLine, line)
-		a.answerPos = a.pos
+		a.answerPos, a.saidPos = a.pos, a.pos
 	}
 }
 
@@ -1437,7 +1464,10 @@ func (a *assembler) derivedStatus() (status, errText string) {
 		// An error on the raw line of the last answer comes with it (a
 		// session log's API error is a synthetic assistant message that
 		// carries the error): the error is the last word.
-		case a.errSeen && a.errLine >= a.answerLine:
+		// On the same raw line, the order of the records decides: an
+		// answer that says or does something, reported after the error
+		// (a later message of a document), is the last word.
+		case a.errSeen && (a.errLine > a.answerLine || a.errLine == a.answerLine && a.errPos >= a.saidPos):
 			return transcript.StatusError, a.errText
 		case a.promptPos > a.answerPos:
 			return transcript.StatusIncomplete, "the log ends on a prompt that got no answer"

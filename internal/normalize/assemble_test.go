@@ -283,6 +283,11 @@ func TestSessionStatus(t *testing.T) {
 		// order the records were written tells what came last.
 		{"one line: prompt after the answer", []string{do(meta, prompt("u1"), answer("a1"), prompt("u2"))}, "incomplete", "the log ends on a prompt that got no answer"},
 		{"one line: answered", []string{do(meta, prompt("u1"), answer("a1"), prompt("u2"), answer("a2"))}, "ok", ""},
+		{"one line: error, then the answer", []string{do(meta, prompt("u1"), `{"op":"error","msg":"529 Overloaded"}`, answer("a1"))}, "ok", ""},
+		{"one line: answer, then an error", []string{do(meta, prompt("u1"), answer("a1"), prompt("u2"), `{"op":"error","msg":"429 rate limit"}`)}, "error", "429 rate limit"},
+		{"one line: error inside the message that carries it", []string{do(meta, prompt("u1"), `{"op":"open","key":"a1","role":"assistant"},{"op":"block","key":"a1","type":"text","text":"API Error: 529"},{"op":"error","msg":"529 Overloaded"},{"op":"close","key":"a1"}`)}, "error", "529 Overloaded"},
+		{"one line: error, then an empty message carrying it", []string{do(meta, prompt("u1"), answer("a1"), prompt("u2"), `{"op":"error","msg":"Invalid API key"},{"op":"open","key":"a2","role":"assistant"},{"op":"close","key":"a2"}`)}, "error", "Invalid API key"},
+		{"one line: error while a message is open, then another answer", []string{do(meta, prompt("u1"), `{"op":"open","key":"a1","role":"assistant"},{"op":"error","msg":"529 Overloaded"},{"op":"block","key":"a1","type":"text","text":"partial"}`, answer("a2"), `{"op":"close","key":"a1"}`)}, "ok", ""},
 		{"answer written at the end, after an error on the last line", []string{do(meta, prompt("u1"), `{"op":"error","msg":"ECONNRESET"}`), `{"end":[` + answer("a1") + `]}`}, "ok", ""},
 		{"tool result answers", []string{do(meta, prompt("u1")), do(`{"op":"call","id":"c1","name":"Bash"}`), do(`{"op":"result","id":"c1","output":"x"}`)}, "ok", ""},
 		{"terminal report wins", []string{do(meta, prompt("u1")), do(`{"op":"status","status":"ok","level":3}`)}, "ok", ""},

@@ -64,6 +64,12 @@ type normalizer struct {
 	// last ends on such a message (a turn not finished).
 	streaming     map[string]bool
 	lastStreaming bool
+	// unsaid are the streaming messages whose calls are not reported
+	// yet, in the order they were read: a call's input is not final
+	// while Amp writes it, so its call is reported once the message
+	// is finished, or, still streaming when the input ends, at the end
+	// with the last input read.
+	unsaid []unsaid
 	// lastCancelled: the thread read last ends on an assistant message
 	// the user cancelled (state cancelled).
 	lastCancelled bool
@@ -227,9 +233,34 @@ func hash64(b []byte) uint64 {
 	return h ^ h>>29
 }
 
-// End implements sdk.Normalizer: a Task call without a result leaves its
-// scope incomplete.
+// unsaid is a streaming message whose calls wait: its key, a copy of its
+// bytes (the line's die with it) and its time.
+type unsaid struct {
+	key string
+	raw []byte
+	ts  string
+}
+
+// End implements sdk.Normalizer: the calls of a message still streaming
+// are reported with the input last read; a Task call without a result
+// leaves its scope incomplete.
 func (n *normalizer) End(out *sdk.Out) error {
+	for _, u := range n.unsaid {
+		doc, ok := sdk.Parse(u.raw)
+		if !ok {
+			continue
+		}
+		ts := sdk.Str{}
+		if u.ts != "" {
+			ts = sdk.S(u.ts)
+		}
+		for it := doc.Root().Get("content").Iter(); it.Next(); {
+			if b := it.Value(); b.Get("type").Is("tool_use") {
+				n.call(b, u.key, ts, out)
+			}
+		}
+	}
+	n.unsaid = nil
 	if n.lastStreaming {
 		// The thread was read while Amp streamed its last answer (twasm
 		// sync archives threads Amp still writes): a later version,

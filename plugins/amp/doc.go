@@ -81,6 +81,10 @@
 // stream is reported again whole, as a new version of the message (its
 // id the same), with its usage; a later sync reads the new version of
 // the document whole, which the archive keeps as the message revised.
+// Nor are its calls (a tool_use block's input is what Amp wrote so
+// far): each is reported once, from the message's finished version,
+// or, when the input ends while the message still streams, at the end
+// with the input last read (dangling: no result can have come).
 //
 // # Decisions
 //

@@ -1,6 +1,8 @@
 package amp
 
 import (
+	"bytes"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -175,19 +177,23 @@ func (n *normalizer) assistant(m abi.Value, key sdk.Str, thread abi.Value, out *
 	content := m.Get("content")
 	assistantBlocks(key, content, &final, out)
 	usage := usageOf(u)
-	if streaming(m) {
+	n.unsaid = slices.DeleteFunc(n.unsaid, func(u unsaid) bool { return u.key == key.String() })
+	live := streaming(m)
+	if live {
 		// Still being written: its figures are not final, and its
-		// finished version is reported again (message).
+		// finished version is reported again (message). So are its
+		// calls' inputs: its calls wait for that version (or the end).
 		if n.streaming == nil {
 			n.streaming = map[string]bool{}
 		}
 		n.streaming[key.String()] = true
 		usage = sdk.Usage{}
+		n.unsaid = append(n.unsaid, unsaid{key: key.String(), raw: bytes.Clone(m.Raw()), ts: ts.String()})
 	}
 	out.Usage(usage, sdk.ModeAdd)
 	it := content.Iter()
 	for it.Next() {
-		if b := it.Value(); b.Get("type").Is("tool_use") {
+		if b := it.Value(); b.Get("type").Is("tool_use") && !live {
 			n.call(b, key.String(), ts, out)
 		}
 	}

@@ -81,6 +81,7 @@ func (n *normalizer) settle(out *sdk.Out) {
 	}
 	for _, e := range n.deferred {
 		out.Error(sdk.ProviderError{Message: sdk.S(e.msg), Code: sdk.S(e.code)})
+		n.heldBack = true
 	}
 	n.deferred = n.deferred[:0]
 }

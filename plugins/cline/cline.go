@@ -169,6 +169,14 @@ type normalizer struct {
 	// uiRunning: the last API request of the UI's messages read last is
 	// still running (uiMessages); uiCancelled: the user cancelled it.
 	uiRunning, uiCancelled bool
+	// uiRetry, when set, says why the UI's messages read last end on a
+	// failed request's retry: Cline retrying it (say error_retry, its
+	// retries not spent) or the user's retry running (say
+	// api_req_retried). Both go on in the same api_req_started.
+	uiRetry string
+	// heldBack: errors the UI's messages ended on were reported after
+	// the conversation (deferred, settle), for the status at the end.
+	heldBack bool
 	// parent is the task this one is a sub-task of (Roo Code).
 	parent string
 	// uiStash are the UI's conversation elements not written yet, for a
@@ -469,6 +477,19 @@ func (n *normalizer) End(out *sdk.Out) error {
 	n.settle(out)
 	if !n.stream && n.agent == nil && n.roo == nil {
 		switch {
+		case n.uiRetry != "":
+			// A request failed and is being retried (Cline's
+			// attemptApiRequest retries in the same api_req_started):
+			// the turn goes on, whatever the error it retries. Said at
+			// the terminal level, so that the error held back, which
+			// stays listed, does not decide the status (spec 6.7:
+			// incomplete, still running).
+			out.Status(sdk.StatusIncomplete, sdk.S("the turn has not finished: "+n.uiRetry), sdk.LevelTerminal)
+		case n.uiRunning && n.heldBack:
+			// An error, then a request still running: the task went on
+			// past the error (Cline asks the model again, the error in
+			// its request), so the turn is going on.
+			out.Status(sdk.StatusIncomplete, sdk.S("the turn has not finished: the task's last API request, made after an error, is still running (its api_req_started has no figures and no cancelReason yet)"), sdk.LevelTerminal)
 		case n.uiRunning:
 			// After the errors held back: a request that failed and
 			// was retried, the retry still running, is a turn going on.

@@ -165,7 +165,12 @@
 //     and ask mistake_limit_reached are provider errors; say error_retry and Roo's
 //     api_req_retry_delayed (the error, then the countdown) warnings, as
 //     the older say api_req_retried (no error stated) and Roo's
-//     condense_context_error; say completion_result the final text. The rest is the
+//     condense_context_error; an error_retry that states its
+//     errorMessage, its retries not spent, is a provider error too (a
+//     failure Cline retried: listed even when the retry answered), once
+//     with the failed request's own streamingFailedMessage, and so is
+//     every api_req_retry_delayed (its text up to the countdown or the
+//     blank line: the error's status and message); say completion_result the final text. The rest is the
 //     screen's copy of the conversation.
 //   - task_metadata.json (files in context, models used) and Roo's
 //     history_item.json (the UI's totals again) are declared ignored,
@@ -264,9 +269,22 @@
 // completes it once the response is in) was read in the middle of a
 // turn, as `twasm sync` often reads one: a status incomplete below the
 // terminal level at the end makes it incomplete ("the turn has not
-// finished"), unless an error in the tail decides it (the session
-// rule's order); read again once the request completed, it is settled
-// as any other. A task whose last request the user cancelled
+// finished"); read again once the request completed, it is settled
+// as any other. An error the UI ended on before that request (held
+// back, above) does not decide it: the task went on past the error
+// (Cline asks the model again, the error in its request), so the
+// status incomplete is said at the terminal level, the error listed.
+// Nor does a failed request being retried: Cline retries a request
+// that failed in the same api_req_started (attemptApiRequest, cline/cline
+// src/core/task/index.ts), saying error_retry {attempt, maxAttempts}
+// before each automatic retry (failed: true once they are spent, then
+// the ask api_req_failed) and api_req_retried once the user chose to
+// retry: UI messages that end on either (not on a spent error_retry or
+// the ask, where the task waits for the user), or on Roo Code's
+// api_req_retry_delayed (it retries until the user stops it;
+// Task.backoffAndAnnounce, RooCodeInc/Roo-Code src/core/task/Task.ts),
+// are a retry running, incomplete at the terminal level, the failure
+// listed. A task whose last request the user cancelled
 // (cancelReason user_cancelled) is likewise incomplete (a cut turn, as
 // a Codex turn_aborted is), besides its warning. A request that failed while streaming (cancelReason
 // streaming_failed, its streamingFailedMessage) and the ask

@@ -7,10 +7,10 @@ import "github.com/twasm/twasm/abi"
 // the sandbox instead of comparing their bytes. A key missing here still
 // works, at the usual cost; TestKeysCoverGets keeps the list complete.
 var keys = abi.NewKeySet(
-	"agentId", "aggregateUsage", "apiProtocol", "ask", "cacheReads", "cacheReadTokens", "cacheWrites", "cacheWriteTokens",
+	"agentId", "aggregateUsage", "apiProtocol", "ask", "attempt", "cacheReads", "cacheReadTokens", "cacheWrites", "cacheWriteTokens",
 	"cancelReason", "capabilities", "code", "command", "commands", "content", "contentType", "cost", "done", "encrypted_content",
-	"error", "errorClass", "event", "events", "exitCode", "files_in_context", "finishReason", "id", "input",
-	"inputTokens", "is_error", "kind", "media", "mediaType", "message", "messages", "metadata", "metrics", "modality", "model", "model_usage",
+	"error", "errorClass", "errorMessage", "event", "events", "exitCode", "failed", "files_in_context", "finishReason", "id", "input",
+	"inputTokens", "is_error", "kind", "maxAttempts", "media", "mediaType", "message", "messages", "metadata", "metrics", "modality", "model", "model_usage",
 	"modelId", "modelInfo", "name", "providerId", "noticeType", "output", "outputTokens", "parentTaskId", "partial", "path",
 	"prompt", "protocol", "query", "question", "raw", "reason", "reasoning", "reasoning_details", "recoverable", "redacted",
 	"response", "result", "role", "run", "say", "schemaVersion", "sessionId", "signature", "status", "store",

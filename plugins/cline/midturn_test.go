@@ -34,6 +34,15 @@ func TestFailedRequestOnce(t *testing.T) {
 	sayErr := `{"ts":1772359200400,"type":"say","say":"error","text":"{\"message\":\"terminated\"}"}`
 	running := clineSay("1772359200500", "api_req_started", `{\"request\":\"y\"}`)
 	retried := clineSay("1772359200450", "api_req_retried", "")
+	firstChunk := clineSay("1772359200300", "api_req_started", `{\"request\":\"x\"}`)
+	autoRetry := clineSay("1772359200350", "error_retry", `{\"attempt\":1,\"maxAttempts\":3,\"delaySeconds\":2,\"errorMessage\":\"529 Overloaded\"}`)
+	// Cline clears the request's message once error_retry states it.
+	cleared := clineSay("1772359200300", "api_req_started", `{\"request\":\"x\",\"tokensIn\":0,\"tokensOut\":0,\"cost\":0,\"cancelReason\":\"streaming_failed\"}`)
+	rooCountdown := clineSay("1772359200350", "api_req_retry_delayed", `429\nRate limit exceeded\n<retry_timer>3</retry_timer>`)
+	rooRetried := clineSay("1772359200350", "api_req_retry_delayed", `429\nRate limit exceeded\n`)
+	// The retry's outcome completes the failed request's own element.
+	recovered := clineSay("1772359200300", "api_req_started", `{\"request\":\"x\",\"tokensIn\":20,\"tokensOut\":5,\"cost\":0.003}`)
+	spent := clineSay("1772359200350", "error_retry", `{\"attempt\":3,\"maxAttempts\":3,\"delaySeconds\":0,\"failed\":true,\"errorMessage\":\"529 Overloaded\"}`)
 	completed := clineSay("1772359200500", "api_req_started", `{\"request\":\"y\",\"tokensIn\":20,\"tokensOut\":5,\"cost\":0.003}`)
 	cancelled := clineSay("1772359200200", "api_req_started", `{\"request\":\"y\",\"tokensIn\":20,\"tokensOut\":1,\"cost\":0.001,\"cancelReason\":\"user_cancelled\"}`)
 	said2 := clineSay("1772359200600", "text", "Fixed again.")
@@ -68,11 +77,32 @@ func TestFailedRequestOnce(t *testing.T) {
 			stream(task, done, said, failed, asked), []wantErr{{"529 Overloaded", "streaming_failed"}}, transcript.StatusError},
 		{"mid-turn: the last request still running",
 			doc(task, done, said, running) + "\n" + history("Fixed."), nil, transcript.StatusIncomplete},
-		// An error the task ended on, then a request still running: the
-		// error stays what the task ended on (the session rule, as
-		// task_ui_only_error_unanswered pins it).
-		{"a failure retried, the retry still running: the error",
-			doc(task, done, said, failed, asked, retried, running) + "\n" + history("Fixed."), []wantErr{{"529 Overloaded", "streaming_failed"}}, transcript.StatusError},
+		// A failed request retried (Cline's attemptApiRequest retries in
+		// the same api_req_started, cline/cline src/core/task/index.ts):
+		// the turn goes on, incomplete, the failure listed. Retries
+		// spent and the ask waiting for the user: the failure is what
+		// the task ended on.
+		{"a failure, then a request still running: incomplete",
+			doc(task, done, said, failed, asked, retried, running) + "\n" + history("Fixed."), []wantErr{{"529 Overloaded", "streaming_failed"}}, transcript.StatusIncomplete},
+		{"older Cline: a request failed at its first chunk, the user's retry running",
+			doc(task, done, said, firstChunk, asked, retried) + "\n" + history("Fixed."), []wantErr{{`529 {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`, "api_req_failed"}}, transcript.StatusIncomplete},
+		{"retries spent, the user's retry running",
+			doc(task, done, said, failed, spent, asked, retried) + "\n" + history("Fixed."), []wantErr{{"529 Overloaded", "streaming_failed"}}, transcript.StatusIncomplete},
+		{"Cline retrying by itself",
+			doc(task, done, said, failed, autoRetry) + "\n" + history("Fixed."), []wantErr{{"529 Overloaded", "streaming_failed"}}, transcript.StatusIncomplete},
+		{"Cline retrying by itself, the request's message cleared: the retry's error, once",
+			doc(task, done, said, cleared, autoRetry) + "\n" + history("Fixed."), []wantErr{{"529 Overloaded", "error_retry"}}, transcript.StatusIncomplete},
+		// Roo Code retries by itself until the user stops it, saying
+		// api_req_retry_delayed (the error, then a countdown) before
+		// each retry (Task.backoffAndAnnounce).
+		{"Roo Code retrying by itself: incomplete, its error listed",
+			doc(task, done, said, firstChunk, rooCountdown) + "\n" + history("Fixed."), []wantErr{{"429 Rate limit exceeded", "api_req_retry_delayed"}}, transcript.StatusIncomplete},
+		{"Roo Code's retry answered: ok, its error listed",
+			doc(task, done, said, recovered, rooRetried, said2) + "\n" + history("Fixed.", "Fixed again."), []wantErr{{"429 Rate limit exceeded", "api_req_retry_delayed"}}, transcript.StatusOK},
+		{"retries spent, the ask waiting for the user: the error",
+			doc(task, done, said, failed, spent, asked) + "\n" + history("Fixed."), []wantErr{{"529 Overloaded", "streaming_failed"}}, transcript.StatusError},
+		{"a retry that succeeded, then the answer: ok, the failure listed",
+			doc(task, done, said, recovered, autoRetry, said2) + "\n" + history("Fixed.", "Fixed again."), []wantErr{{"529 Overloaded", "error_retry"}}, transcript.StatusOK},
 		{"the last request cancelled by the user: cut",
 			doc(task, done, said, cancelled) + "\n" + history("Fixed."), nil, transcript.StatusIncomplete},
 		{"a request cancelled, then the task went on",

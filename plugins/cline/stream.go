@@ -202,6 +202,9 @@ func (n *normalizer) streamMessage(m abi.Value, out *sdk.Out) {
 		out.Error(sdk.ProviderError{Message: sdk.S(orText(msg, code)), Code: sdk.S(code)})
 	case "error_retry", "api_req_retry_delayed":
 		out.Warn("the API request failed and was retried: " + clip(text.String()))
+		if msg, ok := n.retryFailure(kind == "error_retry", text.String()); ok {
+			out.Error(sdk.ProviderError{Message: sdk.S(msg), Code: sdk.S(kind)})
+		}
 	case "diff_error", "clineignore_error":
 		out.Warn("Cline: " + kind + ": " + clip(text.String()))
 	case "checkpoint_created", "task_progress", "api_req_retried", "info", "hook_status", "hook_output_stream",

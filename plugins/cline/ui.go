@@ -32,6 +32,10 @@ func (n *normalizer) uiMessages(msgs abi.Value, out *sdk.Out) {
 	// A version equal to the one read before says what it said.
 	if !same {
 		n.uiRunning, n.uiCancelled = false, false
+		n.uiRetry = ""
+		if len(hashes) > 0 {
+			n.uiRetry = retrying(elems[len(hashes)-1])
+		}
 		for i := len(hashes) - 1; i >= 0; i-- {
 			if m := elems[i]; m.Get("say").Is("api_req_started") {
 				if doc, ok := sdk.Parse([]byte(m.Get("text").String())); ok {
@@ -117,6 +121,14 @@ func (n *normalizer) uiMessages(msgs abi.Value, out *sdk.Out) {
 			// its countdown to the retry.
 			out.Warn("the API request failed and was retried: " + clip(m.Get("text").String()))
 			records++
+			if msg, ok := n.retryFailure(say.Is("error_retry"), m.Get("text").String()); ok {
+				code := strings.Clone(sdk.Name(say)) // kept: not a view of the line
+				if i >= tail {
+					n.deferred = append(n.deferred, uiError{msg: msg, code: code})
+				} else {
+					out.Error(sdk.ProviderError{Message: sdk.S(msg), Code: sdk.S(code)})
+				}
+			}
 		case say.Is("api_req_retried"):
 			// Cline's and Roo Code's older notice of a request retried
 			// after it failed (ClineSay "api_req_retried", until Cline
@@ -232,6 +244,11 @@ func (n *normalizer) apiRequest(m abi.Value, idx int, what string, elems []abi.V
 		asked := idx >= 0 && failAsked(elems, idx)
 		n.streamFail = streamFail{set: true, msg: msg, reported: !asked}
 		switch {
+		case msg == "" && !asked && idx >= 0 && idx+1 < len(elems) && elems[idx+1].Get("say").Is("error_retry"):
+			// Cline retrying it by itself: the error_retry after it
+			// states the failure (Cline clears the request's message
+			// once it did), and reports it.
+			n.streamFail = streamFail{}
 		case asked:
 		case last:
 			n.deferred = append(n.deferred, uiError{msg: orText(msg, "the API request failed while streaming"), code: "streaming_failed"})
@@ -479,6 +496,73 @@ func (n *normalizer) failedAgain(msg, code string) (string, string, bool) {
 func requestRunning(m abi.Value) bool {
 	doc, ok := sdk.Parse([]byte(m.Get("text").String()))
 	return ok && running(doc.Root())
+}
+
+// retryFailure is the failure a say error_retry reports (text its JSON
+// {attempt, maxAttempts, delaySeconds, errorMessage, failed}): Cline
+// says it before each automatic retry of a request that failed
+// (attemptApiRequest), so a failure the task recovered from is listed
+// too (spec 6.7: an error, then a later answer, is ok, the error
+// recorded). Not when it states no errorMessage (older versions), nor
+// when its retries are spent (failed: the ask api_req_failed after it
+// reports it), nor when the failed request reported the same text (its
+// streamingFailedMessage). Roo Code's api_req_retry_delayed (errorRetry
+// false: Task.backoffAndAnnounce, RooCodeInc/Roo-Code src/core/task/Task.ts)
+// is its failure too: its text is the error ("<status>\n<message>\n",
+// older versions "<status> <message>\n\nRetry attempt N\n..."), with
+// the countdown (<retry_timer>N</retry_timer>) while it runs.
+func (n *normalizer) retryFailure(errorRetry bool, text string) (string, bool) {
+	if !errorRetry {
+		head, _, _ := strings.Cut(text, "<retry_timer>")
+		head, _, _ = strings.Cut(head, "\n\n")
+		msg := strings.Join(strings.Fields(head), " ")
+		return msg, msg != ""
+	}
+	doc, ok := sdk.Parse([]byte(text))
+	if !ok || doc.Root().Get("failed").Truthy() {
+		return "", false
+	}
+	// One that states no error (older versions) is a retry, not a
+	// failure's text: its warning says it, as api_req_retried's does.
+	msg := errorText(strings.Clone(doc.Root().Get("errorMessage").String()))
+	if strings.TrimSpace(msg) == "" {
+		return "", false
+	}
+	if f := n.streamFail; f.set && f.reported && f.msg == msg {
+		return "", false
+	}
+	return msg, true
+}
+
+// retrying says why the UI's last message m is a failed request's retry
+// going on, "" when it is not one. Cline (cline/cline
+// src/core/task/index.ts, attemptApiRequest) retries a request that
+// failed in the same api_req_started: a say error_retry {attempt,
+// maxAttempts, delaySeconds} before each of its automatic retries (with
+// failed: true once they are spent, before the ask api_req_failed), and
+// a say api_req_retried once the user chose to retry that ask; the
+// retry's outcome completes the api_req_started, or fails again. Roo
+// Code says api_req_retry_delayed before each automatic retry (it
+// retries until the user stops it) and api_req_retried as Cline does.
+func retrying(m abi.Value) string {
+	switch say := m.Get("say"); {
+	case say.Is("api_req_retried"):
+		return "the task's last API request failed and the user retried it; the retry is still running (say api_req_retried)"
+	case say.Is("api_req_retry_delayed"):
+		return "the task's last API request failed and Roo Code is retrying it (api_req_retry_delayed)"
+	case say.Is("error_retry"):
+		doc, ok := sdk.Parse([]byte(m.Get("text").String()))
+		if !ok || doc.Root().Get("failed").Truthy() {
+			return ""
+		}
+		r := doc.Root()
+		attempt, max := r.Get("attempt"), r.Get("maxAttempts")
+		if attempt.Kind() == abi.KindNumber && max.Kind() == abi.KindNumber {
+			return "the task's last API request failed and Cline is retrying it (error_retry, attempt " + sdk.View(attempt) + " of " + sdk.View(max) + ")"
+		}
+		return "the task's last API request failed and Cline is retrying it (error_retry)"
+	}
+	return ""
 }
 
 // running says whether a request's info (api_req_started's text) is

@@ -56,10 +56,11 @@ func TestUIOnlyConversation(t *testing.T) {
 		{"error after the last answer", uiHead + "[" + convo + failed + "]\n", 3, 2, "ok  pkg/a\nFAIL pkg/b", "error", "And the docs"},
 		{"error the task went on after", uiHead + "[" + convo[:strings.LastIndex(convo, ",{")] + `,{"ts":1767225608500,"type":"say","say":"error","text":"overloaded"}` + convo[strings.LastIndex(convo, ",{"):] + "]\n", 2, 2, "ok  pkg/a\nFAIL pkg/b", "ok", "Fixed."},
 		// Cline showed the error after the last answer, then started a
-		// request (api_req_started, no figures yet) nobody answered: the
-		// error is still what the task ended on.
-		{"error after the last answer, then an unanswered request", uiHead + "[" + convo + `,{"ts":1767225610000,"type":"say","say":"error","text":"Cline tried to use write_to_file without value for required parameter 'path'."},` +
-			`{"ts":1767225611000,"type":"say","say":"api_req_started","text":"{\"request\":\"[ERROR] You did not use a tool...\"}"}]` + "\n", 2, 2, "ok  pkg/a\nFAIL pkg/b", "error", "Fixed."},
+		// request (api_req_started, no figures yet: the model asked
+		// again, the error in its request) still running: the turn goes
+		// on (the error stays listed).
+		{"error after the last answer, then a request still running", uiHead + "[" + convo + `,{"ts":1767225610000,"type":"say","say":"error","text":"Cline tried to use write_to_file without value for required parameter 'path'."},` +
+			`{"ts":1767225611000,"type":"say","say":"api_req_started","text":"{\"request\":\"[ERROR] You did not use a tool...\"}"}]` + "\n", 2, 2, "ok  pkg/a\nFAIL pkg/b", "incomplete", "Fixed."},
 		{"with the API history", uiHead + "[" + convo + "]\n" + api, 1, 0, "", "ok", "Fixed."},
 	}
 	for _, tt := range tests {

@@ -189,7 +189,11 @@
 //
 // A later terminal report replaces an earlier one (the last response of a
 // tool loop decides), except that within one chat response a choice cut by
-// the content filter is not overridden by another choice. A chat stream
+// the content filter is not overridden by another choice. A request log
+// whose last request (a request body after the last terminal report) got
+// no response is incomplete: the log ends on a prompt, or on tool
+// outputs, that no response answered (spec 6.7; a log of requests alone
+// is incomplete too, having no terminal report). A chat stream
 // that reached [DONE] without any finish_reason is ok; a stream cut
 // before its terminal event is left without one (the host makes it
 // incomplete), its open messages are written and its calls reported with

@@ -57,6 +57,9 @@ type normalizer struct {
 	chat     *chatResp // the Chat Completions response being streamed
 	doneSeen bool      // data: [DONE] arrived
 	terminal bool      // a terminal status was reported
+	// asked: a request body came after the last terminal status (a
+	// request log whose last request got no response).
+	asked bool
 
 	cur     *resp            // the Responses API response being streamed
 	resps   map[string]*resp // by response id
@@ -107,6 +110,12 @@ func (n *normalizer) End(out *sdk.Out) error {
 		// stream whose chunks carried no finish_reason (some compatible
 		// servers) still ended normally.
 		out.Status(sdk.StatusOK, sdk.Str{}, sdk.LevelTerminal)
+	}
+	if n.terminal && n.asked {
+		// A request log that ends on a request: its response (the
+		// answer to the log's last prompt or tool outputs) never came.
+		// An earlier response's status is not this one's.
+		n.status(sdk.StatusIncomplete, sdk.S("the log ends on a request that got no response"), out)
 	}
 	return nil
 }
@@ -337,7 +346,7 @@ func (n *normalizer) apiError(e abi.Value, out *sdk.Out) {
 
 // status reports a terminal status.
 func (n *normalizer) status(st string, err sdk.Str, out *sdk.Out) {
-	n.terminal = true
+	n.terminal, n.asked = true, false
 	out.Status(st, err, sdk.LevelTerminal)
 }
 

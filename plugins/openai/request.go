@@ -57,6 +57,7 @@ func (p *prompt) close(out *sdk.Out) {
 // (function_call_output and the other *_output items, joined to their
 // call by call_id).
 func (n *normalizer) responsesRequest(v abi.Value, out *sdk.Out) {
+	n.asked = true
 	var p prompt
 	n.promptText(&p, "system", v.Get("instructions"), out)
 	in := v.Get("input")
@@ -137,6 +138,7 @@ func (n *normalizer) responsesRequest(v abi.Value, out *sdk.Out) {
 // undercounts, so a new call reusing an id there is missed rather than
 // one reported twice.
 func (n *normalizer) chatRequest(v abi.Value, out *sdk.Out) {
+	n.asked = true
 	var p prompt
 	var calls, results map[string]int // occurrences per id in this history
 	it := v.Get("messages").Iter()

@@ -143,6 +143,11 @@ type message struct {
 	// info: its info was read; done: the info says the message is
 	// finished (time.completed, a finish reason or an error set).
 	info, done bool
+	// failed: the info's error, read and not reported yet: it is
+	// reported after the row's blocks (part), so that the host's session
+	// rule, which orders what one raw line reports, sees the failed
+	// response's own text before its error, not as an answer after it.
+	failed bool
 }
 
 type normalizer struct {
@@ -447,6 +452,10 @@ func (n *normalizer) part(msgID, partID string, p, info abi.Value, created strin
 	if changed != nil {
 		n.effects(m, changed, out)
 	}
+	if m.failed {
+		m.failed = false
+		report(m.errName, m.errText, out)
+	}
 }
 
 // info keeps a message's info (the message row's data).
@@ -481,7 +490,7 @@ func (n *normalizer) info(m *message, info abi.Value, out *sdk.Out) {
 	if e := info.Get("error"); e.Kind() == abi.KindObject && !m.reported["message"] {
 		m.reported["message"] = true
 		m.errName, m.errText = e.Get("name").String(), errMessage(e)
-		report(m.errName, m.errText, out)
+		m.failed = true
 	}
 }
 

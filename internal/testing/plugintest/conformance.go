@@ -17,9 +17,9 @@ import (
 // plugin's directory.
 const ExpectationDir = "testdata/conformance"
 
-// repoRoot returns the repository root: the directory holding go.mod
+// RepoRoot returns the repository root: the directory holding go.mod
 // above the working directory ("" when there is none).
-func repoRoot(tb testing.TB) string {
+func RepoRoot(tb testing.TB) string {
 	tb.Helper()
 	dir, err := os.Getwd()
 	if err != nil {
@@ -43,7 +43,7 @@ func repoRoot(tb testing.TB) string {
 // is none.
 func Captures(tb testing.TB, agent, pattern string) []string {
 	tb.Helper()
-	dir := filepath.Join(repoRoot(tb), "testdata", "captures", agent)
+	dir := filepath.Join(RepoRoot(tb), "testdata", "captures", agent)
 	files, err := filepath.Glob(filepath.Join(dir, pattern))
 	if err != nil || len(files) == 0 {
 		tb.Fatalf("no captures %s in %s: %v", pattern, dir, err)
@@ -56,7 +56,7 @@ func Captures(tb testing.TB, agent, pattern string) []string {
 // there is none: the shared captures are not part of the repository.
 func SharedFixtures(tb testing.TB) string {
 	tb.Helper()
-	dir := repoRoot(tb)
+	dir := RepoRoot(tb)
 	if dir == "" {
 		return ""
 	}

@@ -14,7 +14,7 @@ import (
 // parts, as "golden", "copilot", "events_session_log.jsonl").
 func Testdata(tb testing.TB, rel ...string) []byte {
 	tb.Helper()
-	b, err := os.ReadFile(filepath.Join(append([]string{repoRoot(tb), "testdata"}, rel...)...))
+	b, err := os.ReadFile(filepath.Join(append([]string{RepoRoot(tb), "testdata"}, rel...)...))
 	if err != nil {
 		tb.Fatal(err)
 	}

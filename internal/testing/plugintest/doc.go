@@ -29,7 +29,8 @@
 //     the plugins' tests that a streamed message is not split); [CheckTexts],
 //     [Outcome.CheckCalls] and [Outcome.CheckFailed] check them; [Docs] decodes a capture apart
 //     from the plugin; [Captures] lists an agent's captures in the
-//     repository's testdata/captures.
+//     repository's testdata/captures, [RepoRoot] finds that repository
+//     (the nearest go.mod above the test's directory).
 //   - [UsageSide] checks a plugin's step usage side by side with the
 //     raw input: every input [UsageInputs] lists (the agent's captures,
 //     golden inputs, shared fixtures) is run natively, and each counter

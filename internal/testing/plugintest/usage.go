@@ -168,7 +168,7 @@ func usageJSON(u *transcript.Usage) string {
 // conformance and golden output files are left out. There may be none.
 func UsageInputs(tb testing.TB, agent string, golden bool, patterns ...string) []string {
 	tb.Helper()
-	root := repoRoot(tb)
+	root := RepoRoot(tb)
 	dirs := []string{filepath.Join(root, "testdata", "captures", agent)}
 	if golden {
 		dirs = append(dirs, filepath.Join(root, "testdata", "golden", agent))
