@@ -11,3 +11,53 @@ import (
 // TestKeysCoverGets checks that every key the normalizer names in a Get or
 // Path call is declared in keys.
 func TestKeysCoverGets(t *testing.T) { sdktest.CheckKeys(t, keys) }
+
+// TestKeyNumbers checks that the k* constants number keys in its order.
+func TestKeyNumbers(t *testing.T) {
+	names := keys.Names()
+	if len(names) != nKeys {
+		t.Fatalf("keys has %d names, nKeys is %d", len(names), nKeys)
+	}
+	for k, name := range map[int]string{
+		kTwasm:            "$twasm",
+		kChildrenCost:     "children_cost",
+		kCommand:          "command",
+		kContent:          "content",
+		kCost:             "cost",
+		kCreatedAt:        "created_at",
+		kData:             "data",
+		kDetails:          "details",
+		kExitCode:         "exit_code",
+		kFinishedAt:       "finished_at",
+		kID:               "id",
+		kInput:            "input",
+		kIsError:          "is_error",
+		kIsSummaryMessage: "is_summary_message",
+		kKey:              "key",
+		kMessage:          "message",
+		kMimeType:         "mime_type",
+		kMIMETypeGo:       "MIMEType",
+		kModel:            "model",
+		kName:             "name",
+		kOutput:           "output",
+		kParentSessionID:  "parent_session_id",
+		kParts:            "parts",
+		kPathGo:           "Path",
+		kReason:           "reason",
+		kResponsesData:    "responses_data",
+		kRole:             "role",
+		kRow:              "row",
+		kSignature:        "signature",
+		kSummaryMessageID: "summary_message_id",
+		kTable:            "table",
+		kText:             "text",
+		kThinking:         "thinking",
+		kThoughtSignature: "thought_signature",
+		kToolCallID:       "tool_call_id",
+		kType:             "type",
+	} {
+		if names[k] != name {
+			t.Errorf("key %d is %q, want %q", k, names[k], name)
+		}
+	}
+}
