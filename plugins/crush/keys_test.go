@@ -14,11 +14,7 @@ func TestKeysCoverGets(t *testing.T) { sdktest.CheckKeys(t, keys) }
 
 // TestKeyNumbers checks that the k* constants number keys in its order.
 func TestKeyNumbers(t *testing.T) {
-	names := keys.Names()
-	if len(names) != nKeys {
-		t.Fatalf("keys has %d names, nKeys is %d", len(names), nKeys)
-	}
-	for k, name := range map[int]string{
+	sdktest.CheckKeyNumbers(t, keys, nKeys, map[int]string{
 		kTwasm:            "$twasm",
 		kChildrenCost:     "children_cost",
 		kCommand:          "command",
@@ -55,9 +51,5 @@ func TestKeyNumbers(t *testing.T) {
 		kThoughtSignature: "thought_signature",
 		kToolCallID:       "tool_call_id",
 		kType:             "type",
-	} {
-		if names[k] != name {
-			t.Errorf("key %d is %q, want %q", k, names[k], name)
-		}
-	}
+	})
 }

@@ -14,11 +14,7 @@ func TestKeysCoverGets(t *testing.T) { sdktest.CheckKeys(t, keys) }
 
 // TestKeyNumbers checks that the k* constants number keys in its order.
 func TestKeyNumbers(t *testing.T) {
-	names := keys.Names()
-	if len(names) != nKeys {
-		t.Fatalf("keys has %d names, nKeys is %d", len(names), nKeys)
-	}
-	for k, name := range map[int]string{
+	sdktest.CheckKeyNumbers(t, keys, nKeys, map[int]string{
 		kTwasm: "$twasm", kAgent: "agent", kAttempt: "attempt", kCache: "cache", kCallID: "callID",
 		kCommand: "command", kCompleted: "completed", kCost: "cost", kCreated: "created", kCwd: "cwd", kData: "data",
 		kDescription: "description", kDirectory: "directory", kEnd: "end", kError: "error", kExit: "exit",
@@ -32,9 +28,5 @@ func TestKeyNumbers(t *testing.T) {
 		kSynthetic: "synthetic", kTable: "table", kText: "text", kTime: "time", kTimeCreated: "time_created",
 		kTimestamp: "timestamp", kTokens: "tokens", kTool: "tool", kTotal: "total", kType: "type",
 		kVersion: "version", kWrite: "write",
-	} {
-		if names[k] != name {
-			t.Errorf("key %d is %q, want %q", k, names[k], name)
-		}
-	}
+	})
 }
