@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
 )
 
@@ -98,4 +99,36 @@ func TestBulkHelpers(t *testing.T) {
 		}
 	}
 	t.Logf("%d calls compared", calls)
+}
+
+// TestLoopBeginsWithBulk: a loop whose block type takes the operands
+// (multi-value) can begin with a bulk instruction, at the very offset
+// where the loop's check goes. The check must come first: the rewriter
+// used to put the helper's call there first and then cut the body
+// backwards (a slice out of range: a panic on a valid module).
+func TestLoopBeginsWithBulk(t *testing.T) {
+	ctx := context.Background()
+	ops := [][]byte{memoryFill, memoryCopy}
+	for _, op := range ops {
+		// (dst, v, n): local.get 0 1 2, loop (type 0) op end, end
+		code := cat([]byte{0x20, 0, 0x20, 1, 0x20, 2, 0x03, 0x00}, op, []byte{0x0b, 0x0b})
+		mod := wasmMod(
+			sec(1, vec(fnType([]byte{i32, i32, i32}, nil))),
+			sec(3, vec(leb(0))),
+			sec(5, vec([]byte{0, 1})),
+			sec(7, vec(exportFn("f", 0))),
+			sec(10, vec(body(code...))),
+		)
+		if err := compiles(t, wazero.NewRuntime(ctx), mod); err != nil {
+			t.Fatalf("% x: the test module does not compile: %v", op, err)
+		}
+		out, err := Instrument(mod)
+		if err != nil {
+			t.Fatalf("% x: %v", op, err)
+		}
+		m := instantiate(t, out)
+		if _, err := m.ExportedFunction("f").Call(ctx, 8, 7, 16); err != nil {
+			t.Fatalf("% x: %v", op, err)
+		}
+	}
 }

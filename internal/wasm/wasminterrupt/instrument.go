@@ -510,7 +510,9 @@ func (m *module) code(r *reader) error {
 		}
 		li, bi := 0, 0
 		for li < len(c.loops) || bi < len(c.bulk) {
-			if bi == len(c.bulk) || li < len(c.loops) && c.loops[li] < c.bulk[bi].at {
+			// A loop's check comes first where a bulk instruction
+			// begins the loop's body (a block type with parameters).
+			if bi == len(c.bulk) || li < len(c.loops) && c.loops[li] <= c.bulk[bi].at {
 				ins = append(ins, insert{c.loops[li], check, 0})
 				li++
 			} else {
