@@ -50,6 +50,7 @@ const (
 	opI64L32U = 0x35 // i64.load32_u
 	opI64St   = 0x37
 	opI64St8  = 0x3c
+	opI64St16 = 0x3d
 	opI64St32 = 0x3e
 	opMemSize = 0x3f
 	opI32Eqz  = 0x45
@@ -261,6 +262,43 @@ func copyBody(charge []byte) []byte {
 	a.idx(opGet, 2)
 	a.op(0xfc, 0x0a, 0x00, 0x00) // memory.copy 0 0
 	a.op(opEnd)
+	return a
+}
+
+// inlineFill is the code that replaces "i32.const value  i32.const n
+// memory.fill" (1 <= n <= fillInline), the address below them on the
+// stack: it sets local tmp to the address and stores the value's byte n
+// times, 8 bytes a store, with the store that ends at the last byte
+// first. That store traps exactly when memory.fill would, before any
+// byte is written: every other store lies below it and above the
+// address. No charge: the stores are the function's own code, which
+// runs at most once between two checks.
+//
+//	local.set tmp
+//	n >= 8: i64.store w at tmp+n-8, then at tmp+8k for each 8k < n-8 (down to 0)
+//	n < 8:  the same with i64.store32 (n >= 4), i64.store16 (n >= 2) or i64.store8
+func inlineFill(tmp uint32, value byte, n uint32) []byte {
+	var a asm
+	a.idx(opSet, tmp)
+	w := int64(uint64(value) * 0x0101010101010101)
+	store := func(op byte, off uint32) {
+		a.idx(opGet, tmp)
+		a.i64(w)
+		a.mem(op, off)
+	}
+	width, op := uint32(8), byte(opI64St)
+	switch {
+	case n < 2:
+		width, op = 1, opI64St8
+	case n < 4:
+		width, op = 2, opI64St16
+	case n < 8:
+		width, op = 4, opI64St32
+	}
+	store(op, n-width)
+	for k := (n - 1) / width; k > 0; k-- {
+		store(op, (k-1)*width)
+	}
 	return a
 }
 

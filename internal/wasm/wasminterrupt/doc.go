@@ -36,7 +36,15 @@
 //     (wazero's compiler makes each of these instructions one or more
 //     calls of Go's memmove, which cost a short length far more than its
 //     bytes), any other with the instruction itself, which traps for a
-//     range outside the memory as before.
+//     range outside the memory as before;
+//   - a memory.fill whose value and length are the two i32.consts right
+//     before it (in their shortest encodings), of 1 to 256 bytes (how
+//     TinyGo clears a struct), becomes
+//     stores where it is (no call, no charge: the stores are the
+//     function's own code), into a local added to the function for the
+//     address, the store that ends at the last byte first, so that it
+//     traps exactly when the instruction would, before any byte is
+//     written.
 //
 // Every other section is copied byte for byte, custom sections included; a
 // global or export section is created, in its place in the section order,
