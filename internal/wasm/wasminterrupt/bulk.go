@@ -5,11 +5,14 @@ import "github.com/twasm/twasm/internal/wasm/wasmbin"
 // The memory.fill and memory.copy of a module (the bulk instructions Go
 // and TinyGo emit for clearing and copying memory) become calls of two
 // functions appended after the charge function, fill and copy, which take
-// the instruction's operands, charge its length with the charge
+// the instruction's operands and do its work: a small length (fillInline,
+// copyInline bytes at most) with loads and stores of their own, any other
+// with the instruction itself, its length charged first with the charge
 // function's own code (chargeCode, inlined: one call fewer per
-// instruction), and then do its work: a small length (fillInline, copyInline
-// bytes at most) with loads and stores of their own, any other with the
-// instruction itself. wazero's compiler makes each of these instructions
+// instruction). A small length is not charged: its work is bounded by the
+// helper's own code (at most fillInline/8 stores, or four loads and
+// stores), as a function's that calls nothing is, and whatever calls the
+// helper in a loop passes the loop's check. wazero's compiler makes each of these instructions
 // a call of the Go runtime's memmove, and a memory.fill one call per
 // doubling of the bytes filled so far (a 480-byte clear is 9 calls); a
 // small length costs far more in those calls than in the bytes it moves.
@@ -100,13 +103,12 @@ func (a *asm) addr(base uint32, back int32) {
 	a.op(opI32Sub)
 }
 
-// prologue starts the body of fill or copy: its local declarations, the
-// length (local 2) charged (charge, chargeCode's), and a block left for
-// the instruction itself when the length is above inline or the range at
-// one of the address locals is outside the memory.
-func prologue(locals, charge []byte, inline int32, addrs ...uint32) asm {
+// prologue starts the body of fill or copy: its local declarations and a
+// block left for the instruction itself (its length, local 2, charged
+// there) when the length is above inline or the range at one of the
+// address locals is outside the memory.
+func prologue(locals []byte, inline int32, addrs ...uint32) asm {
 	a := append(asm(nil), locals...)
-	a.op(charge...)
 	a.op(opBlock, void)
 	a.idx(opGet, 2)
 	a.i32(inline)
@@ -120,7 +122,6 @@ func prologue(locals, charge []byte, inline int32, addrs ...uint32) asm {
 
 // fillBody is fill(dst, value, n): memory.fill's operands.
 //
-//	charge n
 //	block
 //	  br_if 0 when n > fillInline or [dst, dst+n) is outside the memory
 //	  w = the value's low byte in each byte of an i64
@@ -133,9 +134,10 @@ func prologue(locals, charge []byte, inline int32, addrs ...uint32) asm {
 //	  block loop  br_if 1 when n == 0; n -= 1; store8 the value at dst+n; br 0  end end
 //	  return
 //	end
+//	charge n
 //	memory.fill dst value n
 func fillBody(charge []byte) []byte {
-	a := prologue([]byte{0x01, 0x02, 0x7e}, charge, fillInline, 0) // locals: w, end (i64; end holds an i32)
+	a := prologue([]byte{0x01, 0x02, 0x7e}, fillInline, 0) // locals: w, end (i64; end holds an i32)
 	a.idx(opGet, 1)
 	a.op(opI64ExtU)
 	a.i64(0xff)
@@ -180,6 +182,7 @@ func fillBody(charge []byte) []byte {
 	a.mem(opI64St8, 0)
 	a.idx(opBr, 0)
 	a.op(opEnd, opEnd, opReturn, opEnd)
+	a.op(charge...)
 	a.idx(opGet, 0)
 	a.idx(opGet, 1)
 	a.idx(opGet, 2)
@@ -192,7 +195,6 @@ func fillBody(charge []byte) []byte {
 // to copyInline is moved as two or four overlapping loads, all made
 // before the first store (0-3 bytes: the first, middle and last byte).
 //
-//	charge n
 //	block
 //	  br_if 0 when n > copyInline or either range is outside the memory
 //	  n > 16:  load 8 at src, src+8, src+n-16, src+n-8; store them at dst...
@@ -201,9 +203,10 @@ func fillBody(charge []byte) []byte {
 //	  n >= 1:  load 1 at src, src+n/2, src+n-1; store
 //	  return
 //	end
+//	charge n
 //	memory.copy dst src n
 func copyBody(charge []byte) []byte {
-	a := prologue([]byte{0x01, 0x04, 0x7e}, charge, copyInline, 0, 1) // locals 3-6: i64
+	a := prologue([]byte{0x01, 0x04, 0x7e}, copyInline, 0, 1) // locals 3-6: i64
 	// move loads words (8 bytes, or as load and store say) at the given
 	// places of the source and stores them at the same places of the
 	// destination, then returns.
@@ -257,6 +260,7 @@ func copyBody(charge []byte) []byte {
 	// 1-3 bytes: the first, the middle and the last.
 	move(opI64L8U, opI64St8, at{}, at{half: true}, at{back: 1})
 	a.op(opEnd)
+	a.op(charge...)
 	a.idx(opGet, 0)
 	a.idx(opGet, 1)
 	a.idx(opGet, 2)
