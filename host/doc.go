@@ -151,7 +151,9 @@
 //     every wasminterrupt.Fuel checks, checks that run at loop heads, at
 //     the entry of functions that call, and before every bulk memory or
 //     table instruction, charged by its length (a memory.fill of 64 MiB is
-//     worth more than Fuel checks, so the flag is read after each). Host
+//     worth more than Fuel checks, so the flag is read after each; a
+//     short fill or copy the rewriter does with stores of its own is
+//     bounded by them, as straight-line code is, and not charged). Host
 //     functions, sleeps and the random source stop an interrupted call
 //     too, so a loop of long host calls ends as well; deep recursion ends
 //     at the entry checks or in the engine's stack limit. A stopped call

@@ -118,6 +118,19 @@ type normalizer struct {
 	seen   map[string]bool
 	// canceled: that message's finish part says the user cancelled it.
 	canceled bool
+	// The members of a line's object and of its row, each found in one
+	// pass over the object (fields.of) rather than one per Get.
+	fRoot, fRow fields
+}
+
+// fields are the members of an object in the order of keys (missing
+// when absent, or when the value is no object).
+type fields [nKeys]abi.Value
+
+// of fills f with v's members and returns it.
+func (f *fields) of(v abi.Value) *fields {
+	v.Lookup(keys, f[:])
+	return f
 }
 
 // Line implements sdk.Normalizer.
@@ -129,28 +142,29 @@ func (n *normalizer) Line(l *sdk.Line, out *sdk.Out) error {
 		}
 		return nil
 	}
+	f := n.fRoot.of(v)
 	switch {
-	case v.Get("$twasm").Is(abi.SourceFactsType):
+	case f[kTwasm].Is(abi.SourceFactsType):
 		// The directory Crush ran in, as projects.json names it beside
 		// the database's data directory (ABI 1.8): the session's cwd.
 		if p := sdk.FactsProject(v); p.IsSet() {
 			out.Meta(sdk.Meta{Cwd: p})
 		}
 		out.Ignored(sdk.S("twasm_source"))
-	case v.Get("$twasm").Is(abi.RowType):
+	case f[kTwasm].Is(abi.RowType):
 		n.setFormat(out)
-		r := v.Get("row")
-		switch sdk.View(v.Get("table")) {
+		r := f[kRow]
+		switch sdk.View(f[kTable]) {
 		case "sessions":
 			n.session(r, out)
 		case "messages":
-			n.message(v.Get("key").String(), r, out)
+			n.message(f[kKey].String(), n.fRow.of(r), out)
 		default:
-			out.Unmapped(sdk.S("row:" + v.Get("table").String()))
+			out.Unmapped(sdk.S("row:" + f[kTable].String()))
 		}
 	default:
 		t := "object"
-		if s := v.Get("$twasm"); s.Kind() == abi.KindString {
+		if s := f[kTwasm]; s.Kind() == abi.KindString {
 			t = "$twasm:" + s.String()
 		}
 		out.Unmapped(sdk.S(t))
@@ -192,34 +206,35 @@ func (n *normalizer) session(r abi.Value, out *sdk.Out) {
 
 // message handles one message row: its parts are its blocks, in their
 // slots; tool calls are calls, a tool message's results their results.
-func (n *normalizer) message(key string, r abi.Value, out *sdk.Out) {
-	role := r.Get("role").String()
+func (n *normalizer) message(key string, r *fields, out *sdk.Out) {
+	role := sdk.View(r[kRole])
 	if role != "user" && role != "assistant" && role != "tool" {
 		out.Unmapped(sdk.S("role:" + role))
 		return
 	}
-	created := seconds(r.Get("created_at"))
+	created := seconds(r[kCreatedAt])
 	user := role != "assistant"
-	hdr := sdk.Message{User: user, ID: sdk.Opt(r.Get("id").String()), Time: sdk.Opt(created)}
+	hdr := sdk.Message{User: user, ID: sdk.Opt(r[kID].String()), Time: sdk.Opt(created)}
 	if !user {
-		if m := r.Get("model"); m.Kind() == abi.KindString && m.String() != "" && m.String() != n.model {
-			n.model = m.String()
-			out.Meta(sdk.Meta{Model: sdk.S(n.model)})
-		}
-		if m := r.Get("model"); m.Kind() == abi.KindString && m.String() != "" {
-			hdr.Model = sdk.S(m.String())
+		// The model is copied only when it changed (n.model holds it).
+		if m := r[kModel]; m.Kind() == abi.KindString && !m.Is("") {
+			if !m.Is(n.model) {
+				n.model = m.String()
+				out.Meta(sdk.Meta{Model: sdk.S(n.model)})
+			}
+			hdr.Model = sdk.S(n.model)
 		}
 	}
 	// Crush before 0.13 (d7619a5c0) marked the summary only by the
 	// session's summary_message_id, and its migration set
 	// is_summary_message 0 on every message it found, the summaries
 	// included: either says so.
-	if v, _ := r.Get("is_summary_message").Int(); v != 0 || r.Get("is_summary_message").Truthy() || n.summary != "" && r.Get("id").Is(n.summary) {
+	if v, _ := r[kIsSummaryMessage].Int(); v != 0 || r[kIsSummaryMessage].Truthy() || n.summary != "" && r[kID].Is(n.summary) {
 		out.Warn("the conversation was summarized here: the model saw this summary of what came before")
 	}
-	parts := r.Get("parts")
+	parts := r[kParts]
 	if parts.Kind() == abi.KindString {
-		if doc, ok := sdk.Parse([]byte(parts.String())); ok {
+		if doc, ok := sdk.Parse(sdk.AppendText(nil, parts)); ok {
 			parts = doc.Root()
 		}
 	}
@@ -235,7 +250,7 @@ func (n *normalizer) message(key string, r abi.Value, out *sdk.Out) {
 		n.newest = key
 	}
 	if key == n.newest {
-		fin, _ := r.Get("finished_at").Int()
+		fin, _ := r[kFinishedAt].Int()
 		reason, finished := finishReason(parts)
 		n.open = !user && fin <= 0 && !finished
 		n.canceled = !user && reason == "canceled"
@@ -293,8 +308,10 @@ func (n *normalizer) call(k sdk.Str, i int, d abi.Value, created string, out *sd
 	id, name := d.Get("id").String(), d.Get("name").String()
 	in := sdk.RawJSON("{}")
 	var input abi.Value
-	if s := d.Get("input"); s.Kind() == abi.KindString && strings.TrimSpace(s.String()) != "" {
-		if doc, ok := sdk.Parse([]byte(s.String())); ok && doc.Root().Kind() == abi.KindObject {
+	if s := d.Get("input"); s.Kind() == abi.KindString && strings.TrimSpace(sdk.View(s)) != "" {
+		// The text parsed is copied once (sdk.AppendText, where
+		// []byte(s.String()) copies it twice).
+		if doc, ok := sdk.Parse(sdk.AppendText(nil, s)); ok && doc.Root().Kind() == abi.KindObject {
 			input = doc.Root()
 			in = sdk.JSON(input)
 		} else {

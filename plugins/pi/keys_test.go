@@ -14,11 +14,7 @@ func TestKeysCoverGets(t *testing.T) { sdktest.CheckKeys(t, keys) }
 
 // TestKeyNumbers checks that the k* constants number keys in its order.
 func TestKeyNumbers(t *testing.T) {
-	names := keys.Names()
-	if len(names) != nKeys {
-		t.Fatalf("keys has %d names, nKeys is %d", len(names), nKeys)
-	}
-	for k, name := range map[int]string{
+	sdktest.CheckKeyNumbers(t, keys, nKeys, map[int]string{
 		kAgent:               "agent",
 		kArguments:           "arguments",
 		kBranchedFrom:        "branchedFrom",
@@ -67,9 +63,5 @@ func TestKeyNumbers(t *testing.T) {
 		kTotalTokens:         "totalTokens",
 		kType:                "type",
 		kUsage:               "usage",
-	} {
-		if names[k] != name {
-			t.Errorf("key %d is %q, want %q", k, names[k], name)
-		}
-	}
+	})
 }

@@ -55,3 +55,21 @@ func CheckLookupKeys(tb testing.TB, keys *abi.KeySet, looked ...*abi.KeySet) {
 		}
 	}
 }
+
+// CheckKeyNumbers checks the constants a plugin indexes the members
+// abi.Value.Lookup finds with: keys has n names, and names[k] is the name
+// want gives each constant k. (A map literal with a constant key twice
+// does not compile: the constants are distinct.)
+func CheckKeyNumbers(tb testing.TB, keys *abi.KeySet, n int, want map[int]string) {
+	tb.Helper()
+	names := keys.Names()
+	if len(names) != n {
+		tb.Errorf("keys has %d names, the constants count %d", len(names), n)
+		return
+	}
+	for k, name := range want {
+		if k < 0 || k >= n || names[k] != name {
+			tb.Errorf("key %d is not %q", k, name)
+		}
+	}
+}

@@ -38,3 +38,26 @@ func TestCheckLookupKeys(t *testing.T) {
 		})
 	}
 }
+
+func TestCheckKeyNumbers(t *testing.T) {
+	keys := abi.NewKeySet("id", "role", "type")
+	for _, c := range []struct {
+		name string
+		n    int
+		want map[int]string
+		errs []string
+	}{
+		{"in order", 3, map[int]string{0: "id", 1: "role", 2: "type"}, nil},
+		{"a constant names another key", 3, map[int]string{0: "id", 1: "type"}, []string{`key 1 is not "type"`}},
+		{"a constant past the keys", 3, map[int]string{3: "usage"}, []string{`key 3 is not "usage"`}},
+		{"more constants than keys", 4, map[int]string{0: "id"}, []string{"keys has 3 names, the constants count 4"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := &recorder{TB: t}
+			CheckKeyNumbers(r, keys, c.n, c.want)
+			if fmt.Sprint(r.errs) != fmt.Sprint(c.errs) {
+				t.Errorf("reported %q, want %q", r.errs, c.errs)
+			}
+		})
+	}
+}

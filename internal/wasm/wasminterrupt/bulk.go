@@ -5,11 +5,14 @@ import "github.com/twasm/twasm/internal/wasm/wasmbin"
 // The memory.fill and memory.copy of a module (the bulk instructions Go
 // and TinyGo emit for clearing and copying memory) become calls of two
 // functions appended after the charge function, fill and copy, which take
-// the instruction's operands, charge its length with the charge
+// the instruction's operands and do its work: a small length (fillInline,
+// copyInline bytes at most) with loads and stores of their own, any other
+// with the instruction itself, its length charged first with the charge
 // function's own code (chargeCode, inlined: one call fewer per
-// instruction), and then do its work: a small length (fillInline, copyInline
-// bytes at most) with loads and stores of their own, any other with the
-// instruction itself. wazero's compiler makes each of these instructions
+// instruction). A small length is not charged: its work is bounded by the
+// helper's own code (at most fillInline/8 stores, or four loads and
+// stores), as a function's that calls nothing is, and whatever calls the
+// helper in a loop passes the loop's check. wazero's compiler makes each of these instructions
 // a call of the Go runtime's memmove, and a memory.fill one call per
 // doubling of the bytes filled so far (a 480-byte clear is 9 calls); a
 // small length costs far more in those calls than in the bytes it moves.
@@ -50,6 +53,7 @@ const (
 	opI64L32U = 0x35 // i64.load32_u
 	opI64St   = 0x37
 	opI64St8  = 0x3c
+	opI64St16 = 0x3d
 	opI64St32 = 0x3e
 	opMemSize = 0x3f
 	opI32Eqz  = 0x45
@@ -99,13 +103,12 @@ func (a *asm) addr(base uint32, back int32) {
 	a.op(opI32Sub)
 }
 
-// prologue starts the body of fill or copy: its local declarations, the
-// length (local 2) charged (charge, chargeCode's), and a block left for
-// the instruction itself when the length is above inline or the range at
-// one of the address locals is outside the memory.
-func prologue(locals, charge []byte, inline int32, addrs ...uint32) asm {
+// prologue starts the body of fill or copy: its local declarations and a
+// block left for the instruction itself (its length, local 2, charged
+// there) when the length is above inline or the range at one of the
+// address locals is outside the memory.
+func prologue(locals []byte, inline int32, addrs ...uint32) asm {
 	a := append(asm(nil), locals...)
-	a.op(charge...)
 	a.op(opBlock, void)
 	a.idx(opGet, 2)
 	a.i32(inline)
@@ -119,7 +122,6 @@ func prologue(locals, charge []byte, inline int32, addrs ...uint32) asm {
 
 // fillBody is fill(dst, value, n): memory.fill's operands.
 //
-//	charge n
 //	block
 //	  br_if 0 when n > fillInline or [dst, dst+n) is outside the memory
 //	  w = the value's low byte in each byte of an i64
@@ -132,9 +134,10 @@ func prologue(locals, charge []byte, inline int32, addrs ...uint32) asm {
 //	  block loop  br_if 1 when n == 0; n -= 1; store8 the value at dst+n; br 0  end end
 //	  return
 //	end
+//	charge n
 //	memory.fill dst value n
 func fillBody(charge []byte) []byte {
-	a := prologue([]byte{0x01, 0x02, 0x7e}, charge, fillInline, 0) // locals: w, end (i64; end holds an i32)
+	a := prologue([]byte{0x01, 0x02, 0x7e}, fillInline, 0) // locals: w, end (i64; end holds an i32)
 	a.idx(opGet, 1)
 	a.op(opI64ExtU)
 	a.i64(0xff)
@@ -179,6 +182,7 @@ func fillBody(charge []byte) []byte {
 	a.mem(opI64St8, 0)
 	a.idx(opBr, 0)
 	a.op(opEnd, opEnd, opReturn, opEnd)
+	a.op(charge...)
 	a.idx(opGet, 0)
 	a.idx(opGet, 1)
 	a.idx(opGet, 2)
@@ -191,7 +195,6 @@ func fillBody(charge []byte) []byte {
 // to copyInline is moved as two or four overlapping loads, all made
 // before the first store (0-3 bytes: the first, middle and last byte).
 //
-//	charge n
 //	block
 //	  br_if 0 when n > copyInline or either range is outside the memory
 //	  n > 16:  load 8 at src, src+8, src+n-16, src+n-8; store them at dst...
@@ -200,9 +203,10 @@ func fillBody(charge []byte) []byte {
 //	  n >= 1:  load 1 at src, src+n/2, src+n-1; store
 //	  return
 //	end
+//	charge n
 //	memory.copy dst src n
 func copyBody(charge []byte) []byte {
-	a := prologue([]byte{0x01, 0x04, 0x7e}, charge, copyInline, 0, 1) // locals 3-6: i64
+	a := prologue([]byte{0x01, 0x04, 0x7e}, copyInline, 0, 1) // locals 3-6: i64
 	// move loads words (8 bytes, or as load and store say) at the given
 	// places of the source and stores them at the same places of the
 	// destination, then returns.
@@ -256,11 +260,49 @@ func copyBody(charge []byte) []byte {
 	// 1-3 bytes: the first, the middle and the last.
 	move(opI64L8U, opI64St8, at{}, at{half: true}, at{back: 1})
 	a.op(opEnd)
+	a.op(charge...)
 	a.idx(opGet, 0)
 	a.idx(opGet, 1)
 	a.idx(opGet, 2)
 	a.op(0xfc, 0x0a, 0x00, 0x00) // memory.copy 0 0
 	a.op(opEnd)
+	return a
+}
+
+// inlineFill is the code that replaces "i32.const value  i32.const n
+// memory.fill" (1 <= n <= fillInline), the address below them on the
+// stack: it sets local tmp to the address and stores the value's byte n
+// times, 8 bytes a store, with the store that ends at the last byte
+// first. That store traps exactly when memory.fill would, before any
+// byte is written: every other store lies below it and above the
+// address. No charge: the stores are the function's own code, which
+// runs at most once between two checks.
+//
+//	local.set tmp
+//	n >= 8: i64.store w at tmp+n-8, then at tmp+8k for each 8k < n-8 (down to 0)
+//	n < 8:  the same with i64.store32 (n >= 4), i64.store16 (n >= 2) or i64.store8
+func inlineFill(tmp uint32, value byte, n uint32) []byte {
+	var a asm
+	a.idx(opSet, tmp)
+	w := int64(uint64(value) * 0x0101010101010101)
+	store := func(op byte, off uint32) {
+		a.idx(opGet, tmp)
+		a.i64(w)
+		a.mem(op, off)
+	}
+	width, op := uint32(8), byte(opI64St)
+	switch {
+	case n < 2:
+		width, op = 1, opI64St8
+	case n < 4:
+		width, op = 2, opI64St16
+	case n < 8:
+		width, op = 4, opI64St32
+	}
+	store(op, n-width)
+	for k := (n - 1) / width; k > 0; k-- {
+		store(op, (k-1)*width)
+	}
 	return a
 }
 

@@ -1,6 +1,7 @@
 package wasminterrupt
 
 import (
+	"bytes"
 	"fmt"
 
 	"github.com/twasm/twasm/internal/wasm/wasmbin"
@@ -39,21 +40,25 @@ func (r *reader) globalType() error {
 	return err
 }
 
-// locals reads a function body's local declarations.
-func (r *reader) locals() error {
-	n, err := r.U32()
-	if err != nil {
-		return err
+// locals reads a function body's local declarations: it returns their
+// number of groups, where the groups begin (after that number) and how
+// many locals they declare.
+func (r *reader) locals() (groups uint32, at int, count uint64, err error) {
+	if groups, err = r.U32(); err != nil {
+		return 0, 0, 0, err
 	}
-	for range n {
-		if _, err := r.U32(); err != nil {
-			return err
+	at = r.Pos
+	for range groups {
+		n, err := r.U32()
+		if err != nil {
+			return 0, 0, 0, err
 		}
+		count += uint64(n)
 		if err := r.ValueType(); err != nil {
-			return err
+			return 0, 0, 0, err
 		}
 	}
-	return nil
+	return groups, at, count, nil
 }
 
 // decoder decodes instruction sequences. globals is the number of globals
@@ -74,19 +79,58 @@ type code struct {
 	calls bool
 }
 
-// span is where an instruction lies in r.B: [at, end).
-type span struct{ at, end int }
+// span is where an instruction lies in r.B: [at, end). For a
+// memory.fill (canonical encoding) right after two canonical i32.consts,
+// its value and length (fill, filled), from is where the first i32.const
+// begins (at otherwise).
+type span struct {
+	at, end, from int
+	fill          bool
+	value         byte
+	filled        uint32
+}
+
+// i32Const is an instruction as a memory.fill's operands are matched:
+// whether it is an i32.const written canonically (the shortest LEB128,
+// which wazero reads as the same value), and that value.
+type i32Const struct {
+	at  int
+	ok  bool
+	val int32
+}
+
+// constI32 decodes b, the immediate of an i32.const, and reports whether
+// it is the canonical encoding of an int32.
+func constI32(b []byte) (int32, bool) {
+	var v int64
+	var shift uint
+	for i, c := range b {
+		v |= int64(c&0x7f) << shift
+		shift += 7
+		if c < 0x80 {
+			if c&0x40 != 0 && shift < 64 {
+				v |= -1 << shift
+			}
+			ok := i == len(b)-1 && v == int64(int32(v)) && bytes.Equal(wasmbin.AppendSLEB(nil, v), b)
+			return int32(v), ok
+		}
+	}
+	return 0, false
+}
 
 // expr reads instructions up to and including the end that closes the
 // enclosing block (a function body or a constant expression) and returns
 // what it found.
 func (d decoder) expr(r *reader) (c code, err error) {
+	// The two instructions before this one, as i32.consts.
+	var prev, prev2 i32Const
 	for depth := 1; depth > 0; {
 		at := r.Pos
 		op, err := r.Byte()
 		if err != nil {
 			return code{}, err
 		}
+		cur := i32Const{at: at}
 		switch {
 		case op == 0x02 || op == 0x03 || op == 0x04: // block, loop, if
 			if err := r.blockType(); err != nil {
@@ -126,7 +170,9 @@ func (d decoder) expr(r *reader) (c code, err error) {
 		case 0x28 <= op && op <= 0x3e: // loads and stores: memarg
 			err = r.memarg()
 		case op == 0x41:
-			err = r.SkipLEB(5)
+			if err = r.SkipLEB(5); err == nil {
+				cur.val, cur.ok = constI32(r.B[at+1 : r.Pos])
+			}
 		case op == 0x42:
 			err = r.SkipLEB(10)
 		case op == 0x43:
@@ -138,7 +184,11 @@ func (d decoder) expr(r *reader) (c code, err error) {
 		case op == 0xfc:
 			var sized bool
 			if sized, err = r.prefixFC(); sized {
-				c.bulk = append(c.bulk, span{at, r.Pos})
+				b := span{at: at, end: r.Pos, from: at}
+				if prev.ok && prev2.ok && bytes.Equal(r.B[at:r.Pos], memoryFill) {
+					b.from, b.fill, b.value, b.filled = prev2.at, true, byte(prev2.val), uint32(prev.val)
+				}
+				c.bulk = append(c.bulk, b)
 			}
 		default:
 			// Tail calls (0x12, 0x13) would let a module recurse
@@ -149,6 +199,7 @@ func (d decoder) expr(r *reader) (c code, err error) {
 		if err != nil {
 			return code{}, err
 		}
+		prev2, prev = prev, cur
 	}
 	return c, nil
 }

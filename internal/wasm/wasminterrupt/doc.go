@@ -30,13 +30,22 @@
 //     passes: minutes;
 //   - with the charge function, two more functions and a type for them
 //     (bulk.go): every memory.fill and memory.copy (in their one-byte
-//     encodings) becomes a call of fill or copy, which charge the length
-//     with the charge function's code, inlined, and then do the
-//     instruction's work, a small length with their own loads and stores
-//     (wazero's compiler makes each of these instructions one or more
-//     calls of Go's memmove, which cost a short length far more than its
-//     bytes), any other with the instruction itself, which traps for a
-//     range outside the memory as before.
+//     encodings) becomes a call of fill or copy, which do the
+//     instruction's work: a small length with their own loads and stores,
+//     uncharged, since their own code bounds that work (wazero's compiler
+//     makes each of these instructions one or more calls of Go's memmove,
+//     which cost a short length far more than its bytes), any other with
+//     the instruction itself, its length charged first with the charge
+//     function's code, inlined; the instruction traps for a range outside
+//     the memory as before;
+//   - a memory.fill whose value and length are the two i32.consts right
+//     before it (in their shortest encodings), of 1 to 256 bytes (how
+//     TinyGo clears a struct), becomes
+//     stores where it is (no call, no charge: the stores are the
+//     function's own code), into a local added to the function for the
+//     address, the store that ends at the last byte first, so that it
+//     traps exactly when the instruction would, before any byte is
+//     written.
 //
 // Every other section is copied byte for byte, custom sections included; a
 // global or export section is created, in its place in the section order,
@@ -64,7 +73,8 @@
 //     either loops, or makes calls through functions that contain calls
 //     (each checked at entry); a function that calls nothing runs at most
 //     its own size between checks, plus its bulk instructions, each
-//     charged by its length. Unbounded recursion also ends in the engine's
+//     charged by its length or, when short, bounded by the helper's code
+//     that does it. Unbounded recursion also ends in the engine's
 //     stack-overflow trap. Tail calls are refused.
 //   - The check sees a write made while the module runs: the flag is read
 //     after the yield, a call, after which wazero's compiler (wazevo)

@@ -213,6 +213,11 @@ type module struct {
 	typeSec, funcSec []byte
 	// charged: a body uses the added functions.
 	charged bool
+	// params is the number of parameters of each type, funcTypes the
+	// type of each defined function: where a local added to a body
+	// (inlineFill) is numbered.
+	params    []uint32
+	funcTypes []uint32
 }
 
 // flag and fuel are the indexes of the new globals.
@@ -236,10 +241,13 @@ func (m *module) types(r *reader) error {
 		if form != 0x60 {
 			return r.fail(ErrUnsupported, fmt.Sprintf("type form %#x (GC types)", form))
 		}
-		for range 2 { // parameters and results
+		for i := range 2 { // parameters and results
 			k, err := r.U32()
 			if err != nil {
 				return err
+			}
+			if i == 0 {
+				m.params = append(m.params, k)
 			}
 			for range k {
 				if err := r.ValueType(); err != nil {
@@ -268,8 +276,12 @@ func (m *module) funcs(r *reader) error {
 		return err
 	}
 	entries := r.Pos
-	if err := r.skipU32s(uint64(n)); err != nil {
-		return err
+	for range n {
+		t, err := r.U32()
+		if err != nil {
+			return err
+		}
+		m.funcTypes = append(m.funcTypes, t)
 	}
 	if err := r.End("function section"); err != nil {
 		return err
@@ -456,6 +468,10 @@ func (m *module) chargeCode(l uint32) []byte {
 	return append(b, 0x04, 0x40, 0x00, 0x0b, 0x0b)
 }
 
+// maxLocals bounds the parameters and locals of a function that gets a
+// local more (inlineFill): a larger one keeps its fill calls.
+const maxLocals = 1 << 16
+
 // insert is code to insert at an offset of a function body.
 type insert struct {
 	at   int
@@ -479,7 +495,7 @@ func (m *module) code(r *reader) error {
 	out := appendU32(make([]byte, 0, len(r.B)+len(r.B)/8), n)
 	d := decoder{globals: m.flag()}
 	var ins []insert
-	for range n {
+	for i := range n {
 		size, err := r.U32()
 		if err != nil {
 			return err
@@ -490,7 +506,8 @@ func (m *module) code(r *reader) error {
 			return err
 		}
 		br := &reader{wasmbin.Reader{B: body, Base: off}}
-		if err := br.locals(); err != nil {
+		groups, groupsAt, nlocals, err := br.locals()
+		if err != nil {
 			return err
 		}
 		entry := br.Pos
@@ -505,17 +522,34 @@ func (m *module) code(r *reader) error {
 		// between loop heads; one that calls could recurse. A bulk
 		// instruction is charged by its length.
 		ins = ins[:0]
+		// A memory.fill of a constant value and length (a struct
+		// cleared) becomes stores into a local added to the body.
+		tmp, canInline, inlined := uint32(0), false, false
+		if i < uint32(len(m.funcTypes)) && m.funcTypes[i] < uint32(len(m.params)) {
+			if t := uint64(m.params[m.funcTypes[i]]) + nlocals; t < maxLocals && groups < maxLocals {
+				tmp, canInline = uint32(t), true
+				ins = append(ins, insert{0, nil, 0}) // the declarations, below
+			}
+		}
 		if c.calls {
 			ins = append(ins, insert{entry, check, 0})
 		}
 		li, bi := 0, 0
 		for li < len(c.loops) || bi < len(c.bulk) {
-			if bi == len(c.bulk) || li < len(c.loops) && c.loops[li] < c.bulk[bi].at {
+			// A loop's check comes first where a bulk instruction (or
+			// the constants inlineFill replaces with it) begins the
+			// loop's body.
+			if bi == len(c.bulk) || li < len(c.loops) && c.loops[li] <= c.bulk[bi].from {
 				ins = append(ins, insert{c.loops[li], check, 0})
 				li++
 			} else {
 				b := c.bulk[bi]
 				switch op := body[b.at:b.end]; {
+				case canInline && b.fill && b.filled >= 1 && b.filled <= fillInline:
+					ins = append(ins, insert{b.from, inlineFill(tmp, b.value, b.filled), b.end - b.from})
+					inlined = true
+					bi++
+					continue
 				case bytes.Equal(op, memoryFill):
 					ins = append(ins, insert{b.at, fill, len(op)})
 				case bytes.Equal(op, memoryCopy):
@@ -523,10 +557,20 @@ func (m *module) code(r *reader) error {
 				default:
 					ins = append(ins, insert{b.at, charge, 0})
 				}
+				charged = true
 				bi++
 			}
 		}
-		charged = charged || len(c.bulk) > 0
+		if canInline {
+			if inlined {
+				// One more group of one i32: the local tmp.
+				decl := appendU32(nil, groups+1)
+				decl = append(append(decl, body[groupsAt:entry]...), 0x01, 0x7f)
+				ins[0] = insert{0, decl, entry}
+			} else {
+				ins = ins[1:]
+			}
+		}
 		if len(ins) > 0 && !m.memory {
 			return &Error{off, "no memory, which the check needs to yield to the host", ErrUnsupported}
 		}
