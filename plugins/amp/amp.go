@@ -43,7 +43,7 @@ type normalizer struct {
 	model     string
 
 	// byID and byIndex hold the hash of the version of each message
-	// reported (hash64 of its bytes), by its messageId, else by its
+	// reported (sdk.Hash64 of its bytes), by its messageId, else by its
 	// index (messageKey): a message read again unchanged, as most of a
 	// thread rewritten at every turn is, costs a hash and a map read, no
 	// string.
@@ -208,29 +208,6 @@ func messageKey(id int64, hasID bool, idx int) sdk.Str {
 		return sdk.S("m" + strconv.FormatInt(id, 10))
 	}
 	return sdk.S("i" + strconv.Itoa(idx))
-}
-
-// hash64 hashes b eight bytes a step (a copy of cline's, which says
-// why): each step XORs a word into the state and mixes it by a
-// multiplication and a shift, a bijection of the state. FNV-1a's byte
-// steps cost eight times the steps; hashing each message of a thread
-// read again with them was two fifths of the plugin's time natively.
-func hash64(b []byte) uint64 {
-	const m = 0x9e3779b97f4a7c15 // odd: multiplying by it is a bijection
-	h := uint64(len(b))*m ^ 0xcbf29ce484222325
-	i := 0
-	for ; i+8 <= len(b); i += 8 {
-		w := b[i : i+8 : i+8]
-		h = (h ^ (uint64(w[0]) | uint64(w[1])<<8 | uint64(w[2])<<16 | uint64(w[3])<<24 |
-			uint64(w[4])<<32 | uint64(w[5])<<40 | uint64(w[6])<<48 | uint64(w[7])<<56)) * m
-		h ^= h >> 31
-	}
-	var t uint64
-	for j := 0; i < len(b); i, j = i+1, j+8 {
-		t |= uint64(b[i]) << j
-	}
-	h = (h ^ t) * m
-	return h ^ h>>29
 }
 
 // unsaid is a streaming message whose calls wait: its key, a copy of its

@@ -18,7 +18,7 @@ func (n *normalizer) message(m abi.Value, idx int, thread abi.Value, out *sdk.Ou
 		return false
 	}
 	id, hasID := m.Get("messageId").Int()
-	sum := hash64(m.Raw())
+	sum := sdk.Hash64(m.Raw())
 	var h uint64
 	var seen bool
 	if hasID {

@@ -401,31 +401,7 @@ func detectKind(v abi.Value) int {
 // hashOf is the content hash of an element of a document, to tell an
 // element read before from a new or changed one (Cline's messages have
 // no ids: index and content are all there is). Kept in memory only.
-func hashOf(v abi.Value) uint64 { return hash64(v.Raw()) }
-
-// hash64 hashes b eight bytes a step: each step XORs a word into the
-// state and mixes it by a multiplication and a shift, a bijection of the
-// state, so that two inputs of one length that differ in a single word
-// never collide (as FNV-1a's byte steps, which cost eight times the
-// steps: a tenth of the plugin's time inside the TinyGo module, where
-// every loop iteration also pays its bounds and interrupt checks).
-func hash64(b []byte) uint64 {
-	const m = 0x9e3779b97f4a7c15 // odd: multiplying by it is a bijection
-	h := uint64(len(b))*m ^ 0xcbf29ce484222325
-	i := 0
-	for ; i+8 <= len(b); i += 8 {
-		w := b[i : i+8 : i+8]
-		h = (h ^ (uint64(w[0]) | uint64(w[1])<<8 | uint64(w[2])<<16 | uint64(w[3])<<24 |
-			uint64(w[4])<<32 | uint64(w[5])<<40 | uint64(w[6])<<48 | uint64(w[7])<<56)) * m
-		h ^= h >> 31
-	}
-	var t uint64
-	for j := 0; i < len(b); i, j = i+1, j+8 {
-		t |= uint64(b[i]) << j
-	}
-	h = (h ^ t) * m
-	return h ^ h>>29
-}
+func hashOf(v abi.Value) uint64 { return sdk.Hash64(v.Raw()) }
 
 // diff compares the elements of a document's new version with the hashes
 // of the last one read: it returns the new hashes and the indices of

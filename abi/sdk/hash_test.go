@@ -1,4 +1,4 @@
-package cline
+package sdk
 
 import "testing"
 
@@ -9,9 +9,9 @@ func TestHash64OneChange(t *testing.T) {
 	seen := map[uint64]string{}
 	add := func(b []byte) {
 		t.Helper()
-		h := hash64(b)
+		h := Hash64(b)
 		if prev, ok := seen[h]; ok && prev != string(b) {
-			t.Fatalf("hash64(%q) = hash64(%q) = %#x", b, prev, h)
+			t.Fatalf("Hash64(%q) = Hash64(%q) = %#x", b, prev, h)
 		}
 		seen[h] = string(b)
 	}
