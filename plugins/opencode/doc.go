@@ -156,5 +156,9 @@
 //
 // keys (sdk.Plugin.Keys) lists every object key the normalizer reads, so
 // that the host marks them in its tapes and Get matches them by number
-// inside the sandbox; TestKeysCoverGets keeps the list complete.
+// inside the sandbox; TestKeysCoverGets keeps the list complete. Each
+// object a line is read from (the root, a row, a message's info, a part,
+// a tool's state, a tokens object, an export's message) is read by one
+// abi.Value.Lookup with all of keys, its members indexed by the k*
+// constants (TestKeyNumbers keeps them in the list's order).
 package opencode

@@ -129,17 +129,21 @@ type part struct {
 
 // message is what the normalizer keeps of one message.
 type message struct {
-	id       string
-	user     bool
-	model    string
-	created  string // RFC 3339
-	finish   string
-	errName  string
-	errText  string
-	tokens   sdk.Usage // the message's own (when it has no step-finish)
-	parts    []*part   // by id, in order (find)
-	open     bool
-	reported map[string]bool // errors reported (message, retry parts)
+	id      string
+	user    bool
+	model   string
+	created string // RFC 3339
+	// createdMs is the milliseconds created was last formatted from (0
+	// when it came from elsewhere): a row repeats its message's info,
+	// which then costs no formatting.
+	createdMs int64
+	finish    string
+	errName   string
+	errText   string
+	tokens    sdk.Usage // the message's own (when it has no step-finish)
+	parts     []*part   // by id, in order (find)
+	open      bool
+	reported  map[string]bool // errors reported (message, retry parts)
 	// info: its info was read; done: the info says the message is
 	// finished (time.completed, a finish reason or an error set).
 	info, done bool
@@ -175,6 +179,20 @@ type normalizer struct {
 	// stepOpen: run --format json printed a step_start whose
 	// step_finish has not come.
 	stepOpen bool
+	// The members of the objects a line is read from, each found in one
+	// pass over its object (fields.of) rather than one per Get.
+	fRoot, fRow, fInfo, fPart, fState, fTokens fields
+	fMsg                                       fields // a message of opencode export: {info, parts}
+}
+
+// fields are the members of an object in the order of keys (missing
+// when absent, or when the value is no object).
+type fields [nKeys]abi.Value
+
+// of fills f with v's members and returns it.
+func (f *fields) of(v abi.Value) *fields {
+	v.Lookup(keys, f[:])
+	return f
 }
 
 // forkedHistory is the native name under which a message a fork copied
@@ -217,36 +235,37 @@ func (n *normalizer) Line(l *sdk.Line, out *sdk.Out) error {
 		}
 		return nil
 	}
-	tw := v.Get("$twasm")
+	f := n.fRoot.of(v)
+	tw := f[kTwasm]
 	switch {
 	case tw.Is(abi.SourceFileType):
 		n.setFormat(out, fmtTree, "")
-		n.doc = treeDoc(v.Get("path").String())
+		n.doc = treeDoc(f[kPath].String())
 		out.Ignored(sdk.S("twasm_file"))
 	case n.doc != docNone:
-		n.treeDoc(v, out)
+		n.treeDoc(v, f, out)
 	case tw.Is(abi.SourceFactsType):
 		n.setFormat(out, fmtRows, "")
 		out.Ignored(sdk.S("twasm_source"))
 	case tw.Is(abi.RowType):
 		n.setFormat(out, fmtRows, "")
-		n.row(v, out)
-	case v.Get("part").Kind() == abi.KindObject && v.Get("type").Kind() == abi.KindString:
-		n.setFormat(out, fmtJSON, v.Get("sessionID").String())
-		p := v.Get("part")
+		n.row(f, out)
+	case f[kPart].Kind() == abi.KindObject && f[kType].Kind() == abi.KindString:
+		n.setFormat(out, fmtJSON, f[kSessionID].String())
+		p := n.fPart.of(f[kPart])
 		switch {
-		case p.Get("type").Is("step-start"):
+		case p[kType].Is("step-start"):
 			n.stepOpen = true
-		case p.Get("type").Is("step-finish"):
+		case p[kType].Is("step-finish"):
 			n.stepOpen = false
 		}
-		n.part(p.Get("messageID").String(), p.Get("id").String(), p, abi.Value{}, millis(v.Get("timestamp")), out)
-	case v.Get("type").Is("error"):
-		n.setFormat(out, fmtJSON, v.Get("sessionID").String())
-		e := v.Get("error")
+		n.part(n.id(p[kMessageID]), p[kID].String(), p, abi.Value{}, f[kTimestamp], out)
+	case f[kType].Is("error"):
+		n.setFormat(out, fmtJSON, f[kSessionID].String())
+		e := f[kError]
 		report(e.Get("name").String(), errMessage(e), out)
-	case v.Get("info").Kind() == abi.KindObject && v.Get("messages").Kind() == abi.KindArray:
-		n.export(v, out)
+	case f[kInfo].Kind() == abi.KindObject && f[kMessages].Kind() == abi.KindArray:
+		n.export(f, out)
 	default:
 		out.Unmapped(sdk.S(nativeType(v)))
 	}
@@ -280,27 +299,41 @@ func (n *normalizer) setFormat(out *sdk.Out, f, session string) {
 }
 
 // row handles one row line of the SQLite store.
-func (n *normalizer) row(v abi.Value, out *sdk.Out) {
-	r := v.Get("row")
-	switch sdk.View(v.Get("table")) {
+func (n *normalizer) row(f *fields, out *sdk.Out) {
+	r := f[kRow]
+	switch sdk.View(f[kTable]) {
 	case "session":
 		n.session(r, r.Get("parent_id"), r.Get("time_created"), out)
 	case "part":
-		msgID := r.Get("message_id").String()
+		rf := n.fRow.of(r)
+		msgID := n.id(rf[kMessageIDCol])
 		if msgID == "" {
 			out.Unmapped(sdk.S("part_without_message"))
 			return
 		}
-		if n.copied(msgID, r.Get("message"), r.Get("message_time_created")) {
+		if n.copied(msgID, rf[kMessage], rf[kMessageTimeCreated]) {
 			out.Ignored(sdk.S(forkedHistory))
 			return
 		}
 		// data and message hold neither their ids nor the session's:
 		// those are columns.
-		n.part(msgID, r.Get("id").String(), r.Get("data"), r.Get("message"), millis(r.Get("message_time_created")), out)
+		var p *fields
+		if d := rf[kData]; d.Kind() == abi.KindObject {
+			p = n.fPart.of(d)
+		}
+		n.part(msgID, rf[kID].String(), p, rf[kMessage], rf[kMessageTimeCreated], out)
 	default:
-		out.Unmapped(sdk.S("row:" + v.Get("table").String()))
+		out.Unmapped(sdk.S("row:" + f[kTable].String()))
 	}
+}
+
+// id is the string v holds, without allocating when it is the current
+// message's id (a message's rows come together).
+func (n *normalizer) id(v abi.Value) string {
+	if n.current != nil && v.Is(n.current.id) {
+		return n.current.id
+	}
+	return v.String()
 }
 
 // session handles a session's info (a row of the database, or a
@@ -336,16 +369,16 @@ func treeDoc(path string) int {
 // the database's rows (OpenCode's migration copies each file into its
 // row, the ids out of the data into columns), read by the same code. A
 // message comes before its parts, each part names its message.
-func (n *normalizer) treeDoc(v abi.Value, out *sdk.Out) {
+func (n *normalizer) treeDoc(v abi.Value, f *fields, out *sdk.Out) {
 	kind := n.doc
 	n.doc = docNone // one document per file line
 	switch kind {
 	case docSession:
-		n.session(v, v.Get("parentID"), v.Path("time", "created"), out)
+		n.session(v, f[kParentID], f[kTime].Get("created"), out)
 	case docMessage:
-		n.messageInfo(v, out)
+		n.messageInfo(v, f, out)
 	case docPart:
-		msgID := v.Get("messageID").String()
+		msgID := n.id(f[kMessageID])
 		if msgID == "" {
 			out.Unmapped(sdk.S("part_without_message"))
 			return
@@ -354,8 +387,29 @@ func (n *normalizer) treeDoc(v abi.Value, out *sdk.Out) {
 			out.Ignored(sdk.S(forkedHistory))
 			return
 		}
-		n.part(msgID, v.Get("id").String(), v, abi.Value{}, "", out)
+		n.part(msgID, f[kID].String(), f, abi.Value{}, abi.Value{}, out)
 	}
+}
+
+// setCreated sets m.created to v, milliseconds since 1970, when v holds
+// such a time (millis), formatting it only when it changed.
+func (m *message) setCreated(v abi.Value) {
+	ms, ok := v.Int()
+	if !ok || ms <= 0 {
+		return
+	}
+	if ms != m.createdMs || m.created == "" {
+		m.created, m.createdMs = sdk.RFC3339Millis(ms), ms
+	}
+}
+
+// keepString is the string v holds (missing: ""), old itself when it
+// holds the same (no copy).
+func keepString(old string, v abi.Value) string {
+	if v.Is(old) {
+		return old
+	}
+	return v.String()
 }
 
 // export handles the output of opencode export (cli/cmd/export.ts): one
@@ -364,29 +418,41 @@ func (n *normalizer) treeDoc(v abi.Value, out *sdk.Out) {
 // them (the same data as the database's rows and the older file tree's
 // documents, read by the same code). todos, the session's plan, is not
 // read. Kilo CLI's export is the same.
-func (n *normalizer) export(v abi.Value, out *sdk.Out) {
-	info := v.Get("info")
+func (n *normalizer) export(f *fields, out *sdk.Out) {
+	info := f[kInfo]
 	n.setFormat(out, fmtExport, info.Get("id").String())
 	n.session(info, info.Get("parentID"), info.Path("time", "created"), out)
-	for it := v.Get("messages").Iter(); it.Next(); {
-		id, ok := n.messageInfo(it.Value().Get("info"), out)
+	for it := f[kMessages].Iter(); it.Next(); {
+		m := n.fMsg.of(it.Value())
+		id, ok := n.messageInfo(m[kInfo], n.fInfo.of(m[kInfo]), out)
 		if !ok {
 			continue
 		}
-		for pt := it.Value().Get("parts").Iter(); pt.Next(); {
-			p := pt.Value()
-			n.part(id, p.Get("id").String(), p, abi.Value{}, "", out)
+		for pt := m[kParts].Iter(); pt.Next(); {
+			var p *fields
+			if v := pt.Value(); v.Kind() == abi.KindObject {
+				p = n.fPart.of(v)
+			}
+			n.part(id, partID(p), p, abi.Value{}, abi.Value{}, out)
 		}
 	}
 }
 
+// partID is the id of the part of members p ("" when p is nil).
+func partID(p *fields) string {
+	if p == nil {
+		return ""
+	}
+	return p[kID].String()
+}
+
 // messageInfo handles a message's info (a document of the older file
-// tree, or a message of opencode export's): the message, opened with it.
-// ok is false, and the id empty, for a message without an id (counted
-// unmapped) or one a fork copied from its parent (declared ignored): its
-// parts are not read.
-func (n *normalizer) messageInfo(info abi.Value, out *sdk.Out) (id string, ok bool) {
-	id = info.Get("id").String()
+// tree, or a message of opencode export's), f its members: the message,
+// opened with it. ok is false, and the id empty, for a message without
+// an id (counted unmapped) or one a fork copied from its parent
+// (declared ignored): its parts are not read.
+func (n *normalizer) messageInfo(info abi.Value, f *fields, out *sdk.Out) (id string, ok bool) {
+	id = n.id(f[kID])
 	if id == "" {
 		out.Unmapped(sdk.S("message_without_id"))
 		return "", false
@@ -395,7 +461,7 @@ func (n *normalizer) messageInfo(info abi.Value, out *sdk.Out) (id string, ok bo
 		out.Ignored(sdk.S(forkedHistory))
 		return "", false
 	}
-	n.part(id, "", abi.Value{}, info, millis(info.Path("time", "created")), out)
+	n.part(id, "", nil, info, f[kTime].Get("created"), out)
 	return id, true
 }
 
@@ -409,9 +475,11 @@ func millis(v abi.Value) string {
 	return sdk.RFC3339Millis(ms)
 }
 
-// part handles part partID of message msgID (p may be missing: a message
-// without parts), with the message's info when the source has it.
-func (n *normalizer) part(msgID, partID string, p, info abi.Value, created string, out *sdk.Out) {
+// part handles part partID of message msgID (p, the part's members, is
+// nil for a message without parts), with the message's info when the
+// source has it; created is the message's creation (milliseconds) when
+// the source has it apart from its info.
+func (n *normalizer) part(msgID, partID string, p *fields, info, created abi.Value, out *sdk.Out) {
 	// A message's rows come together: the current one needs no map
 	// lookup (a string compare, where TinyGo's map hashes the key and
 	// compares it through calls).
@@ -420,7 +488,8 @@ func (n *normalizer) part(msgID, partID string, p, info abi.Value, created strin
 		m = n.msgs[msgID]
 	}
 	if m == nil {
-		m = &message{id: msgID, reported: map[string]bool{}, created: created}
+		m = &message{id: msgID, reported: map[string]bool{}}
+		m.setCreated(created)
 		n.msgs[msgID] = m
 		n.last = m
 	}
@@ -432,7 +501,7 @@ func (n *normalizer) part(msgID, partID string, p, info abi.Value, created strin
 		n.info(m, info, out)
 	}
 	var changed *part
-	if p.Kind() == abi.KindObject {
+	if p != nil {
 		changed = n.keep(m, partID, p)
 	}
 	// Every row opens its message (opening an open message only fills
@@ -458,36 +527,36 @@ func (n *normalizer) part(msgID, partID string, p, info abi.Value, created strin
 	}
 }
 
-// info keeps a message's info (the message row's data).
+// info keeps a message's info (the message row's data). A message's
+// every row repeats it: a string it holds again is not copied again.
 func (n *normalizer) info(m *message, info abi.Value, out *sdk.Out) {
-	m.user = info.Get("role").Is("user")
-	if id := info.Get("modelID"); id.Kind() == abi.KindString {
-		m.model = id.String()
+	f := n.fInfo.of(info)
+	m.user = f[kRole].Is("user")
+	if id := f[kModelID]; id.Kind() == abi.KindString {
+		m.model = keepString(m.model, id)
 		if !m.user {
 			out.LatestModel(id, &n.model)
 		}
-	} else if mm := info.Get("model"); mm.Kind() == abi.KindObject {
-		m.model = mm.Get("modelID").String()
+	} else if mm := f[kModel]; mm.Kind() == abi.KindObject {
+		m.model = keepString(m.model, mm.Get("modelID"))
 	}
-	if c := millis(info.Get("time").Get("created")); c != "" {
-		m.created = c
+	m.setCreated(f[kTime].Get("created"))
+	if f := f[kFinish]; f.Kind() == abi.KindString {
+		m.finish = keepString(m.finish, f)
 	}
-	if f := info.Get("finish"); f.Kind() == abi.KindString {
-		m.finish = f.String()
+	if t := f[kTokens]; t.Kind() == abi.KindObject {
+		m.tokens = usage(n.fTokens.of(t))
 	}
 	// OpenCode's processor sets time.completed when it stops working
 	// on an assistant message (answered, failed or aborted), and the
 	// finish reason at a step's end: a message with neither, and no
 	// error, is still being written.
 	m.info = true
-	if c, ok := info.Path("time", "completed").Int(); (ok && c > 0) || m.finish != "" || info.Get("error").Kind() == abi.KindObject {
+	if c, ok := f[kTime].Get("completed").Int(); (ok && c > 0) || m.finish != "" || f[kError].Kind() == abi.KindObject {
 		m.done = true
 	}
-	if t := info.Get("tokens"); t.Kind() == abi.KindObject {
-		m.tokens = usage(t)
-	}
-	n.place(info.Get("path"), out)
-	if e := info.Get("error"); e.Kind() == abi.KindObject && !m.reported["message"] {
+	n.place(f[kPath], out)
+	if e := f[kError]; e.Kind() == abi.KindObject && !m.reported["message"] {
 		m.reported["message"] = true
 		m.errName, m.errText = e.Get("name").String(), errMessage(e)
 		m.failed = true
@@ -544,10 +613,11 @@ func errMessage(e abi.Value) string {
 // when the total says so (doc.go): the total is then every
 // input, output and reasoning token, and twasm's output, every output
 // token, is output plus reasoning.
-func usage(t abi.Value) sdk.Usage {
-	in, read, write := sdk.IntOf(t.Get("input")), sdk.IntOf(t.Path("cache", "read")), sdk.IntOf(t.Path("cache", "write"))
+func usage(t *fields) sdk.Usage {
+	cache := t[kCache]
+	in, read, write := sdk.IntOf(t[kInput]), sdk.IntOf(cache.Get("read")), sdk.IntOf(cache.Get("write"))
 	u := sdk.Split(in, read, write)
-	u.Output, u.Reasoning, u.Total = sdk.IntOf(t.Get("output")), sdk.IntOf(t.Get("reasoning")), sdk.IntOf(t.Get("total"))
+	u.Output, u.Reasoning, u.Total = sdk.IntOf(t[kOutput]), sdk.IntOf(t[kReasoning]), sdk.IntOf(t[kTotal])
 	total, ok := u.Total.Value()
 	reasoning, _ := u.Reasoning.Value()
 	if ok && reasoning > 0 {
@@ -558,25 +628,26 @@ func usage(t abi.Value) sdk.Usage {
 	return u
 }
 
-// keep stores a part (replacing what the message held under its id).
-func (n *normalizer) keep(m *message, id string, p abi.Value) *part {
+// keep stores a part, p its members (replacing what the message held
+// under its id).
+func (n *normalizer) keep(m *message, id string, p *fields) *part {
 	if id == "" {
 		id = "#" + strconv.Itoa(len(m.parts))
 	}
-	q := &part{id: id, typ: p.Get("type").String(), synthetic: p.Get("synthetic").Truthy(), ignored: p.Get("ignored").Truthy()}
+	q := &part{id: id, typ: known(p[kType], partTypes), synthetic: p[kSynthetic].Truthy(), ignored: p[kIgnored].Truthy()}
 	switch q.typ {
 	case "text", "reasoning":
-		q.text = p.Get("text").String()
+		q.text = p[kText].String()
 	case "tool":
-		st := p.Get("state")
-		q.tool, q.callID, q.status = p.Get("tool").String(), p.Get("callID").String(), st.Get("status").String()
-		if in := st.Get("input"); in.Kind() == abi.KindObject {
+		st := n.fState.of(p[kState])
+		q.tool, q.callID, q.status = p[kTool].String(), p[kCallID].String(), known(st[kStatus], statuses)
+		if in := st[kInput]; in.Kind() == abi.KindObject {
 			q.input = sdk.JSON(in).Keep()
 			q.command = in.Get("command").String()
 		}
-		q.output = st.Get("output").String()
-		q.errText = st.Get("error").String()
-		meta := st.Get("metadata")
+		q.output = st[kOutput].String()
+		q.errText = st[kError].String()
+		meta := st[kMetadata]
 		q.exit = sdk.IntOf(meta.Get("exit"))
 		q.interrupted = meta.Get("interrupted").Truthy()
 		if o := meta.Get("output"); q.status == "error" && q.interrupted && o.Kind() == abi.KindString {
@@ -584,22 +655,41 @@ func (n *normalizer) keep(m *message, id string, p abi.Value) *part {
 			// (OpenCode gives it to the model as the call's output).
 			q.output = o.String()
 		}
-		q.start, q.end = millis(st.Path("time", "start")), millis(st.Path("time", "end"))
+		t := st[kTime]
+		q.start, q.end = millis(t.Get("start")), millis(t.Get("end"))
 	case "step-finish":
-		q.reason = p.Get("reason").String()
-		q.tokens = usage(p.Get("tokens"))
-		q.cost, q.hasCost = p.Get("cost").Float()
+		q.reason = p[kReason].String()
+		q.tokens = usage(n.fTokens.of(p[kTokens]))
+		q.cost, q.hasCost = p[kCost].Float()
 	case "file":
-		q.text = "[file " + p.Get("filename").String() + " " + p.Get("mime").String() + "]"
+		q.text = "[file " + p[kFilename].String() + " " + p[kMime].String() + "]"
 	case "subtask":
-		q.text = "[subtask " + p.Get("agent").String() + ": " + p.Get("description").String() + "]\n" + p.Get("prompt").String()
+		q.text = "[subtask " + p[kAgent].String() + ": " + p[kDescription].String() + "]\n" + p[kPrompt].String()
 	case "retry":
-		q.errText = errMessage(p.Get("error"))
-		q.reason = p.Get("error").Get("name").String()
-		q.exit = sdk.IntOf(p.Get("attempt"))
+		q.errText = errMessage(p[kError])
+		q.reason = p[kError].Get("name").String()
+		q.exit = sdk.IntOf(p[kAttempt])
 	}
 	m.parts = put(m.parts, q)
 	return q
+}
+
+// The part types and tool statuses OpenCode writes (message-v2.ts), kept
+// without copying them from every row (known).
+var (
+	partTypes = []string{"text", "reasoning", "tool", "step-start", "step-finish", "file", "subtask", "retry", "compaction", "patch", "snapshot", "agent"}
+	statuses  = []string{"pending", "running", "completed", "error"}
+)
+
+// known is the string v holds: the element of names it equals (no copy),
+// else a copy.
+func known(v abi.Value, names []string) string {
+	for _, s := range names {
+		if v.Is(s) {
+			return s
+		}
+	}
+	return v.String()
 }
 
 // put stores q in ps, parts in order of their ids, replacing the part of
