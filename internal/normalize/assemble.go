@@ -55,8 +55,19 @@ type assembler struct {
 	batch      []*transcript.Event
 	batchScope string
 	free       []*message             // written messages, for reuse (newMessage)
-	tools      map[toolKey]*toolState // the latest call of each id
-	calls      []*toolState           // in call order, for the dangling list
+	tools      map[toolKey]*toolState // the latest call of each id, until its result
+	// done is, per call id whose latest call has its result, the key of
+	// the message whose block named that call ("" if none did): all that
+	// is left to tell a call or result reported again from a new call
+	// reusing the id (reused). A call leaves tools for done when its
+	// result is recorded, so that what the assembler keeps of each
+	// answered call of a long session is a map entry, not its state.
+	done map[toolKey]string
+	// calls are the calls in call order, for the dangling list; the
+	// answered ones are dropped from it now and then (toolResult).
+	calls []*toolState
+	// answered counts the calls in calls that have their result.
+	answered int
 	// useKey is, per call id, the key of the message whose tool_use or
 	// command block named it last: it tells a call id reused in another
 	// message from the same call reported again (see toolCall).
@@ -290,6 +301,7 @@ func newAssembler(sink Sink, provider string, now func() time.Time) *assembler {
 		metaSet: map[wire.Tag]bool{},
 		msgs:    map[string]*message{},
 		tools:   map[toolKey]*toolState{},
+		done:    map[toolKey]string{},
 		useKey:  map[toolKey]string{},
 		prompts: map[string]int{},
 		scopes:  map[string]bool{},
@@ -1036,6 +1048,12 @@ func (a *assembler) toolCall(f *fields) {
 	if st := a.tools[k]; st != nil && !a.reused(st) {
 		return
 	}
+	if msgKey, ok := a.done[k]; ok {
+		if !a.reusedDone(k, msgKey) {
+			return
+		}
+		delete(a.done, k)
+	}
 	kind := transcript.ToolKind(f.str(wire.TKind))
 	if !vocab.ToolKind(string(kind)) {
 		kind = transcript.ToolOther
@@ -1080,6 +1098,13 @@ func (a *assembler) reused(st *toolState) bool {
 	return use != "" && st.msgKey != "" && use != st.msgKey
 }
 
+// reusedDone is reused for an answered call that left tools for done:
+// settled, with msgKey the key of the message that named it.
+func (a *assembler) reusedDone(k toolKey, msgKey string) bool {
+	use := a.useKey[k]
+	return use != "" && msgKey != "" && use != msgKey
+}
+
 // settled says st has its result, or its turn ended without one.
 func (a *assembler) settled(st *toolState) bool {
 	return st.resulted || a.prompts[st.key.scope] > st.prompts
@@ -1093,6 +1118,10 @@ func (a *assembler) toolResult(f *fields) {
 	}
 	scope := f.str(wire.TScope)
 	k := toolKey{scope, id}
+	if msgKey, ok := a.done[k]; ok && !a.reusedDone(k, msgKey) {
+		a.warn("second result for tool call %s ignored", id)
+		return
+	}
 	st := a.tools[k]
 	if st == nil || a.reused(st) {
 		a.toolCall(f)
@@ -1103,7 +1132,7 @@ func (a *assembler) toolResult(f *fields) {
 		a.warn("second result for tool call %s ignored", id)
 		return
 	}
-	st.resulted = true
+	a.answer(st)
 	p := &transcript.ToolPayload{
 		Name: st.name, CallID: id, Output: f.str(wire.TOutput), Error: f.str(wire.TError),
 		Fidelity: transcript.FidelityAgentEmitted, Kind: transcript.ToolKind(st.kind), Command: st.command,
@@ -1126,6 +1155,22 @@ func (a *assembler) toolResult(f *fields) {
 		p.HasOutput = false
 	}
 	a.event(scope, transcript.ToolResult, a.timestamp(f), p)
+}
+
+// answer marks st's result recorded and moves the call from tools to
+// done: an answered call is settled for good, and reused needs of it only
+// the key of the message that named it. The dangling list (calls) drops
+// the answered calls once they are most of it, so that it holds the
+// calls without a result and no more than as many answered ones.
+func (a *assembler) answer(st *toolState) {
+	st.resulted = true
+	delete(a.tools, st.key)
+	a.done[st.key] = st.msgKey
+	a.answered++
+	if a.answered > 64 && a.answered > len(a.calls)/2 {
+		a.calls = slices.DeleteFunc(a.calls, func(c *toolState) bool { return c.resulted })
+		a.answered = 0
+	}
 }
 
 // toolStatus puts a result's status in the closed set (spec section 4:
