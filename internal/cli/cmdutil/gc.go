@@ -41,3 +41,38 @@ func (g *GCRaise) Lower() {
 		g.raised = false
 	}
 }
+
+// LimitLower lowers the Go memory limit for a phase of a command and
+// gives the old limit back when it ends: a limit already as low is left
+// as it is, and so is any limit when keep says the user set one
+// (GOMEMLIMIT). The zero value is ready; Lower twice keeps the limit
+// first found, and Restore with nothing lowered does nothing.
+type LimitLower struct {
+	mu      sync.Mutex
+	old     int64
+	lowered bool
+}
+
+// Lower sets the memory limit to limit bytes unless keep is true or the
+// limit is already that low.
+func (l *LimitLower) Lower(limit int64, keep bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.lowered || keep {
+		return
+	}
+	if old := debug.SetMemoryLimit(-1); old > limit {
+		debug.SetMemoryLimit(limit)
+		l.old, l.lowered = old, true
+	}
+}
+
+// Restore gives back the limit Lower found.
+func (l *LimitLower) Restore() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.lowered {
+		debug.SetMemoryLimit(l.old)
+		l.lowered = false
+	}
+}

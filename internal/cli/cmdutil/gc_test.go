@@ -1,6 +1,7 @@
 package cmdutil
 
 import (
+	"math"
 	"runtime/debug"
 	"testing"
 
@@ -42,4 +43,37 @@ func gcPercent() int {
 	v := debug.SetGCPercent(100)
 	debug.SetGCPercent(v)
 	return v
+}
+
+// TestLimitLower: Lower sets the memory limit asked, once; Restore gives
+// the limit back; a limit already as low, or one the user set (keep),
+// is left alone.
+func TestLimitLower(t *testing.T) {
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1))
+	const mib = 1 << 20
+	for _, tc := range []struct {
+		name          string
+		before, while int64
+		keep          bool
+	}{
+		{"higher", 64 * mib, 32 * mib, false},
+		{"none", math.MaxInt64, 32 * mib, false},
+		{"as low", 32 * mib, 32 * mib, false},
+		{"lower", 16 * mib, 16 * mib, false},
+		{"user's", 64 * mib, 64 * mib, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			debug.SetMemoryLimit(tc.before)
+			var l LimitLower
+			l.Restore() // nothing lowered: nothing to restore
+			assert.Equal(t, tc.before, debug.SetMemoryLimit(-1))
+			l.Lower(32*mib, tc.keep)
+			l.Lower(32*mib, tc.keep) // once lowered, lowering again keeps the limit to restore
+			assert.Equal(t, tc.while, debug.SetMemoryLimit(-1))
+			l.Restore()
+			assert.Equal(t, tc.before, debug.SetMemoryLimit(-1))
+			l.Restore() // again: nothing to restore
+			assert.Equal(t, tc.before, debug.SetMemoryLimit(-1))
+		})
+	}
 }
