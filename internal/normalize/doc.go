@@ -54,12 +54,12 @@
 //     buffered; a longer line is skipped and counted) plus open messages,
 //     plus the line accounting (at most 65,536 pending line numbers) and
 //     at most 1,000 listed errors, plus what grows with the stream: per
-//     tool call id, the key of the message whose block named it last
-//     (useKey) and the call's state, which an answered call gives up for
-//     a map entry (done: its key and its message's); the dangling list
-//     holds the unanswered calls and at most as many answered ones. On
-//     the claude golden inputs repeated with ids of their own that is
-//     about 0.15 MB of live heap per MiB of input (19 MB at 128 MiB).
+//     tool call id, one map entry (idState: the keys of the message whose
+//     block named it last and of the answered call's), and the state of
+//     each call without its result; the dangling list holds those calls
+//     and at most as many answered ones. The plugins rely on it: they
+//     forget the ids they answered after a window, and the assembler
+//     drops a call they report again.
 //
 // # Concurrency
 //
