@@ -2,6 +2,7 @@ package cmdutil
 
 import (
 	"math"
+	"runtime"
 	"runtime/debug"
 	"testing"
 
@@ -63,6 +64,7 @@ func TestLimitLower(t *testing.T) {
 		{"user's", 64 * mib, 64 * mib, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			runtime.GC() // no garbage of an earlier test: no collection forced by the limit, whose live heap the limit would follow
 			debug.SetMemoryLimit(tc.before)
 			var l LimitLower
 			l.Restore() // nothing lowered: nothing to restore
@@ -76,4 +78,35 @@ func TestLimitLower(t *testing.T) {
 			assert.Equal(t, tc.before, debug.SetMemoryLimit(-1))
 		})
 	}
+}
+
+// TestLimitLowerFollows: after a collection, a lowered limit is raised to
+// twice the live heap when that is higher, never lowered, and not
+// touched once restored.
+func TestLimitLowerFollows(t *testing.T) {
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(math.MaxInt64))
+	const floor = 1 << 20
+	var l LimitLower
+	l.Lower(floor, false)
+	live := make([]byte, 8<<20)
+	runtime.GC()
+	l.afterGC(l.gen) // what the cleanup watch calls after a collection
+	got := debug.SetMemoryLimit(-1)
+	assert.GreaterOrEqual(t, got, int64(2*len(live)), "raised to twice the live heap")
+	runtime.KeepAlive(live)
+
+	live = nil
+	runtime.GC()
+	l.afterGC(l.gen)
+	assert.GreaterOrEqual(t, debug.SetMemoryLimit(-1), got, "never lowered while the phase lasts")
+
+	l.Restore()
+	assert.Equal(t, int64(math.MaxInt64), debug.SetMemoryLimit(-1))
+	big := make([]byte, 64<<20)
+	runtime.GC()
+	l.afterGC(l.gen)
+	assert.Equal(t, int64(math.MaxInt64), debug.SetMemoryLimit(-1), "restored: no longer followed")
+	runtime.KeepAlive(big)
+	big = nil
+	runtime.GC()
 }

@@ -242,7 +242,11 @@ const recordGCPercent = 200
 // CPU, farm-bench, 3 pairs) and 51.6 MiB at 32 MiB (0.88x). 28 MiB cost
 // 1.14x the user CPU at 128 MiB, 24 MiB 1.43x: the live heap is then
 // close to the limit (the assembler keeps an entry per tool call id:
-// 15-19 MB live at 128 MiB).
+// 13 MB live at 128 MiB, 39 at 512). The limit follows the live heap
+// (cmdutil.LimitLower: twice the live heap once that is higher), so
+// that a longer input is collected as at GOGC=100 rather than without
+// end: at 512 MiB the peak RSS was 155 MiB (the plugin's memory 59 MB
+// of it) for 25 s of user CPU.
 const recordMemoryLimit = 32 << 20
 
 // Run records.
