@@ -48,15 +48,19 @@ func (g *GCRaise) Lower() {
 // gives the old limit back when it ends: a limit already as low is left
 // as it is, and so is any limit when keep says the user set one
 // (GOMEMLIMIT). While lowered, the limit follows the live heap: after
-// every collection it is raised to twice the live heap when that is
-// higher (never lowered), so that a live heap that outgrows the limit
-// is collected as at GOGC=100 and never has the collector run without
-// end (a record whose per-call-id state grew past the limit did). The
-// zero value is ready; Lower twice keeps the limit first found, and
-// Restore with nothing lowered does nothing.
+// every collection it is twice the live heap, or the limit asked when
+// that is higher, so that a live heap that outgrows the limit is
+// collected as at GOGC=100 and never has the collector run without end
+// (a record whose per-call-id state grew past the limit did), and goes
+// back down when the live heap does: a record's plugin compiled with a
+// cold cache had 28 MB live for a moment, and a limit that only rose
+// let the heap of the whole record grow to 56 MiB. The zero value is
+// ready; Lower twice keeps the limit first found, and Restore with
+// nothing lowered does nothing.
 type LimitLower struct {
 	mu      sync.Mutex
 	old     int64 // the limit Lower found
+	floor   int64 // the limit asked
 	limit   int64 // the limit set
 	lowered bool
 	gen     int // the phases lowered: the one whose collections are followed
@@ -72,7 +76,7 @@ func (l *LimitLower) Lower(limit int64, keep bool) {
 	}
 	if old := debug.SetMemoryLimit(-1); old > limit {
 		debug.SetMemoryLimit(limit)
-		l.old, l.limit, l.lowered = old, limit, true
+		l.old, l.floor, l.limit, l.lowered = old, limit, limit, true
 		l.gen++
 		l.watch(l.gen)
 	}
@@ -94,16 +98,16 @@ func (l *LimitLower) watch(gen int) {
 	runtime.AddCleanup(new([32]byte), func(gen int) { l.afterGC(gen) }, gen)
 }
 
-// afterGC raises the limit of phase gen to twice the live heap when that
-// is higher, and watches the next collection, for as long as the phase
-// lasts.
+// afterGC sets the limit of phase gen to twice the live heap, or the
+// limit asked when that is higher, and watches the next collection, for
+// as long as the phase lasts.
 func (l *LimitLower) afterGC(gen int) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if !l.lowered || l.gen != gen {
 		return
 	}
-	if want := 2 * int64(LiveHeap()); want > l.limit {
+	if want := max(l.floor, 2*int64(LiveHeap())); want != l.limit {
 		l.limit = want
 		debug.SetMemoryLimit(want)
 	}
