@@ -10,11 +10,14 @@ import (
 )
 
 // memoryLimit is the Go heap's soft limit when GOMEMLIMIT is not set. A
-// recording's live heap is a few tens of MiB (plugin memory included)
-// however long the input; without a limit the collector lets the heap
+// recording's live heap is 5-20 MB (the plugin's linear memory is a
+// mapping of its own, not Go heap); without a limit the collector lets the heap
 // reach twice that, and long recordings sat at 150-200 MiB of RSS. A
 // sync replaces it while it archives and indexes with one made from its
-// live heap and its workers (synccmd's collector), and puts it back.
+// live heap and its workers (synccmd's collector), and puts it back; a
+// record lowers it while it runs (record's recordMemoryLimit: the limit
+// counts Go's memory only, not the plugin's linear memory nor the
+// binary's pages).
 const memoryLimit = 64 << 20
 
 func main() {

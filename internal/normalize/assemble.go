@@ -55,12 +55,16 @@ type assembler struct {
 	batch      []*transcript.Event
 	batchScope string
 	free       []*message             // written messages, for reuse (newMessage)
-	tools      map[toolKey]*toolState // the latest call of each id
-	calls      []*toolState           // in call order, for the dangling list
-	// useKey is, per call id, the key of the message whose tool_use or
-	// command block named it last: it tells a call id reused in another
-	// message from the same call reported again (see toolCall).
-	useKey map[toolKey]string
+	tools      map[toolKey]*toolState // the latest call of each id, until its result
+	// calls are the calls in call order, for the dangling list; the
+	// answered ones are dropped from it now and then (answer).
+	calls []*toolState
+	// answered counts the calls in calls that have their result.
+	answered int
+	// ids is what is kept of every call id of the stream (idState): the
+	// one state of the assembler that grows with the stream, one map
+	// entry an id.
+	ids map[toolKey]idState
 	// prompts counts, per scope, the user prompt blocks reported (text
 	// of origin prompt in a user message): a call made before the latest
 	// one belongs to a turn that ended (see reused).
@@ -203,6 +207,18 @@ func (c *accounting) finish() (int, []int) {
 
 type toolKey struct{ scope, id string }
 
+// idState is what the assembler keeps of a call id. use is the key of
+// the message whose tool_use or command block named it last: it tells a
+// call id reused in another message from the same call reported again
+// (see toolCall). done says the id's latest call has its result and left
+// tools (answer); msgKey is then the key of the message whose block named
+// that call ("" if none did), all that is left of it to tell a call or
+// result reported again from a new call reusing the id (reusedDone).
+type idState struct {
+	use, msgKey string
+	done        bool
+}
+
 type toolState struct {
 	key                 toolKey
 	name, kind, command string
@@ -290,7 +306,7 @@ func newAssembler(sink Sink, provider string, now func() time.Time) *assembler {
 		metaSet: map[wire.Tag]bool{},
 		msgs:    map[string]*message{},
 		tools:   map[toolKey]*toolState{},
-		useKey:  map[toolKey]string{},
+		ids:     map[toolKey]idState{},
 		prompts: map[string]int{},
 		scopes:  map[string]bool{},
 	}
@@ -935,7 +951,9 @@ func (a *assembler) setBlock(f *fields) {
 	}
 	if id := b.b.ToolID; id != "" && (bt == transcript.BlockToolUse || bt == transcript.BlockCommand) {
 		k := toolKey{m.scope, id}
-		a.useKey[k] = m.key
+		e := a.ids[k]
+		e.use = m.key
+		a.ids[k] = e
 		if st := a.tools[k]; st != nil && st.msgKey == "" && !a.settled(st) {
 			// The call came before its block; a block after its result
 			// (or its turn's end) may be another call's (reused), so it
@@ -1036,11 +1054,18 @@ func (a *assembler) toolCall(f *fields) {
 	if st := a.tools[k]; st != nil && !a.reused(st) {
 		return
 	}
+	if e := a.ids[k]; e.done {
+		if !reusedDone(e) {
+			return
+		}
+		e.done, e.msgKey = false, ""
+		a.ids[k] = e
+	}
 	kind := transcript.ToolKind(f.str(wire.TKind))
 	if !vocab.ToolKind(string(kind)) {
 		kind = transcript.ToolOther
 	}
-	st := &toolState{key: k, msgKey: a.useKey[k], prompts: a.prompts[scope], name: f.str(wire.TName), kind: string(kind), command: f.str(wire.TCommand)}
+	st := &toolState{key: k, msgKey: a.ids[k].use, prompts: a.prompts[scope], name: f.str(wire.TName), kind: string(kind), command: f.str(wire.TCommand)}
 	if st.name == "" {
 		// Spec 6.12: a call has a name: the tool's kind when the plugin
 		// gives none (a call synthesized from its result, say), else
@@ -1076,8 +1101,14 @@ func (a *assembler) reused(st *toolState) bool {
 	if !a.settled(st) {
 		return false
 	}
-	use := a.useKey[st.key]
+	use := a.ids[st.key].use
 	return use != "" && st.msgKey != "" && use != st.msgKey
+}
+
+// reusedDone is reused for an answered call that left tools (e.done):
+// settled, e.msgKey the key of the message that named it.
+func reusedDone(e idState) bool {
+	return e.use != "" && e.msgKey != "" && e.use != e.msgKey
 }
 
 // settled says st has its result, or its turn ended without one.
@@ -1093,6 +1124,10 @@ func (a *assembler) toolResult(f *fields) {
 	}
 	scope := f.str(wire.TScope)
 	k := toolKey{scope, id}
+	if e := a.ids[k]; e.done && !reusedDone(e) {
+		a.warn("second result for tool call %s ignored", id)
+		return
+	}
 	st := a.tools[k]
 	if st == nil || a.reused(st) {
 		a.toolCall(f)
@@ -1103,7 +1138,7 @@ func (a *assembler) toolResult(f *fields) {
 		a.warn("second result for tool call %s ignored", id)
 		return
 	}
-	st.resulted = true
+	a.answer(st)
 	p := &transcript.ToolPayload{
 		Name: st.name, CallID: id, Output: f.str(wire.TOutput), Error: f.str(wire.TError),
 		Fidelity: transcript.FidelityAgentEmitted, Kind: transcript.ToolKind(st.kind), Command: st.command,
@@ -1126,6 +1161,24 @@ func (a *assembler) toolResult(f *fields) {
 		p.HasOutput = false
 	}
 	a.event(scope, transcript.ToolResult, a.timestamp(f), p)
+}
+
+// answer marks st's result recorded and moves the call from tools to its
+// id's entry (ids, done): an answered call is settled for good, and
+// reused needs of it only the key of the message that named it. The dangling list (calls) drops
+// the answered calls once they are most of it, so that it holds the
+// calls without a result and no more than as many answered ones.
+func (a *assembler) answer(st *toolState) {
+	st.resulted = true
+	delete(a.tools, st.key)
+	e := a.ids[st.key]
+	e.done, e.msgKey = true, st.msgKey
+	a.ids[st.key] = e
+	a.answered++
+	if a.answered > 64 && a.answered > len(a.calls)/2 {
+		a.calls = slices.DeleteFunc(a.calls, func(c *toolState) bool { return c.resulted })
+		a.answered = 0
+	}
 }
 
 // toolStatus puts a result's status in the closed set (spec section 4:

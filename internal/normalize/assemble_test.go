@@ -600,3 +600,47 @@ func TestToolCallIDReused(t *testing.T) {
 		})
 	}
 }
+
+// TestAnsweredCallsForgetTheirState checks that an answered call, once
+// its state leaves tools for done and the dangling list drops it
+// (answer), is still told apart as before: a call reported again and a
+// second result are ignored, the dangling list keeps the unanswered
+// calls in call order, across the compactions of many answered calls.
+func TestAnsweredCallsForgetTheirState(t *testing.T) {
+	var lines []string
+	var wantDangling []string
+	for i := range 300 {
+		id := fmt.Sprintf("c%d", i)
+		lines = append(lines, do(fmt.Sprintf(`{"op":"call","id":%q,"name":"A"}`, id)))
+		if i%50 == 7 {
+			wantDangling = append(wantDangling, id) // never answered
+			continue
+		}
+		lines = append(lines, do(fmt.Sprintf(`{"op":"result","id":%q,"output":"one"}`, id)))
+	}
+	// After every compaction: c0 again (its call and a second result),
+	// both ignored.
+	lines = append(lines,
+		do(`{"op":"call","id":"c0","name":"again"}`),
+		do(`{"op":"result","id":"c0","output":"two"}`),
+		do(`{"op":"result","id":"c7","output":"late"}`))
+	wantDangling = wantDangling[1:] // c7 got its result at last
+	sink, res := runScript(t, lines...)
+	var calls, results int
+	for _, e := range events(sink, "") {
+		switch e.Type {
+		case transcript.ToolCall:
+			calls++
+			assert.Equal(t, "A", e.Tool().Name)
+		case transcript.ToolResult:
+			results++
+			if e.Tool().CallID == "c0" {
+				assert.Equal(t, "one", e.Tool().Output)
+			}
+		}
+	}
+	assert.Equal(t, 300, calls, "c0 reported again is not a new call")
+	assert.Equal(t, 300-len(wantDangling), results, "the second result of c0 is ignored, c7's late one kept")
+	assert.Equal(t, wantDangling, res.Dangling)
+	assert.Contains(t, strings.Join(res.Warnings, "\n"), "second result for tool call c0")
+}

@@ -53,7 +53,13 @@
 //   - Memory is bounded by the longest line (at most wire.MaxLineBytes is
 //     buffered; a longer line is skipped and counted) plus open messages,
 //     plus the line accounting (at most 65,536 pending line numbers) and
-//     at most 1,000 listed errors.
+//     at most 1,000 listed errors, plus what grows with the stream: per
+//     tool call id, one map entry (idState: the keys of the message whose
+//     block named it last and of the answered call's), and the state of
+//     each call without its result; the dangling list holds those calls
+//     and at most as many answered ones. The plugins rely on it: they
+//     forget the ids they answered after a window, and the assembler
+//     drops a call they report again.
 //
 // # Concurrency
 //

@@ -225,16 +225,40 @@ func (e *ExitError) ExitStatus() int { return e.Code }
 // buffers, batches, the plugin's output, encoded events), so at GOGC=100
 // it collected every few MB: on the repository's real Codex and Copilot
 // logs (1.7 and 1.5 MiB) 3-4 collections, 6-7% of the record's CPU. At
-// 200 the heap peaks higher: 50-51 MiB of RSS against 45-47 on a
-// 256 MiB input, under the 64 MiB memory limit (cmd/twasm), which still
-// bounds the heap whatever GOGC says.
+// 200 the heap peaks higher, under the memory limit (recordMemoryLimit),
+// which still bounds the heap whatever GOGC says.
 const recordGCPercent = 200
+
+// recordMemoryLimit is the Go memory limit while a record runs, lower
+// than the process's (cmd/twasm) unless the user set GOMEMLIMIT. The
+// limit counts Go's memory only, and a record's RSS holds about 45 MB
+// that is not: the binary's pages (about 25 MB), the plugin's linear
+// memory (a mapping of its own: the claude plugin's 16 MiB, 14 MB
+// resident) and SQLite's and wazero's mappings. Under the 64 MiB limit,
+// with GOGC at 200, the heap of a record of the claude golden inputs
+// repeated with ids of their own (benchreport's RSS input) grew to the
+// limit, and its peak RSS was 94.5 MiB at 128 MiB of input against
+// 59 MiB at 32 MiB. Under this limit: 61.9 MiB at 128 MiB (1.06x the
+// CPU, farm-bench, 3 pairs) and 51.6 MiB at 32 MiB (0.88x). 28 MiB cost
+// 1.14x the user CPU at 128 MiB, 24 MiB 1.43x: the live heap is then
+// close to the limit (the assembler keeps an entry per tool call id:
+// 13 MB live at 128 MiB, 39 at 512). The limit follows the live heap
+// (cmdutil.LimitLower: twice the live heap when that is higher, back
+// down when it shrinks), so that a longer input is collected as at
+// GOGC=100 rather than without end: at 512 MiB the peak RSS was
+// 153 MiB (the plugin's memory 59 MB of it) for 24 s of user CPU,
+// against 163 MiB and 44 s before. With a cold cache the plugin's
+// compilation adds its own peak: 65.6 and 69.8 MiB at 32 and 128 MiB.
+const recordMemoryLimit = 32 << 20
 
 // Run records.
 func Run(ctx context.Context, opts *Options) (err error) {
 	var gc cmdutil.GCRaise
 	gc.Raise(recordGCPercent)
 	defer gc.Lower()
+	var limit cmdutil.LimitLower
+	limit.Lower(recordMemoryLimit, opts.F.Getenv != nil && opts.F.Getenv("GOMEMLIMIT") != "")
+	defer limit.Restore()
 	if len(opts.Command) == 0 {
 		// Reading a file: SIGINT cancels, and the run still ends
 		// (cancelled). With a child, agentproc forwards the signals.
@@ -479,6 +503,15 @@ func (r *recording) end(ctx context.Context, stepErr error) (error, error) {
 		stepErr = stepOwn(stepErr, endErr)
 	}
 	r.live.Wait()
+	// The plugin is done with: its instances' memory (a mapping of its
+	// own, the claude plugin's 14 MB resident) goes back before the
+	// index below takes SQLite's. Creating the index of a new storage
+	// after a record of 128 MiB of claude logs added 8 MB to the peak
+	// RSS, which was then set there. Run's deferred Close does nothing
+	// more.
+	if err := r.rt.Close(context.WithoutCancel(ctx)); err != nil {
+		f.Logger().Warn("closing the plugins", "err", err)
+	}
 	// The index is not brought up to date here: search, ls and stats
 	// check every transcript against it first and read the runs it lacks,
 	// so a record does not pay for SQLite (opening it, a transaction,

@@ -273,11 +273,4 @@ func liveHeapCycle() (live, cycle uint64) {
 }
 
 // liveHeap is the heap the last collection found live.
-func liveHeap() uint64 {
-	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
-	metrics.Read(s)
-	if s[0].Value.Kind() != metrics.KindUint64 {
-		return 0
-	}
-	return s[0].Value.Uint64()
-}
+func liveHeap() uint64 { return cmdutil.LiveHeap() }

@@ -721,3 +721,36 @@ BenchmarkServeSearch-2           	       1	 1 ns/op	 50 cpu-ms/search	 470 ms/se
 		})
 	}
 }
+
+// The flatness row sets the large record's peak RSS against the peak of
+// a quarter of its input, against 1.1x; a run that failed or was not
+// made says so.
+func TestRSSFlatRow(t *testing.T) {
+	const mib = 1 << 20
+	miss := func(err error) Quantity {
+		if err != nil {
+			return notMeasured(err.Error())
+		}
+		return notMeasured("")
+	}
+	for _, tc := range []struct {
+		name      string
+		m         Measurements
+		met, want string
+	}{
+		{"grows", Measurements{RSSBytes: 128 * mib, RSS: run{MaxRSS: 91 * mib}, RSSSmallBytes: 32 * mib, RSSSmall: run{MaxRSS: 57 * mib}}, "no", "1.60x"},
+		{"flat", Measurements{RSSBytes: 128 * mib, RSS: run{MaxRSS: 52 * mib}, RSSSmallBytes: 32 * mib, RSSSmall: run{MaxRSS: 50 * mib}}, "yes", "1.04x"},
+		{"small failed", Measurements{RSSBytes: 128 * mib, RSS: run{MaxRSS: 52 * mib}, RSSSmallErr: errors.New("exit 1")}, "not measured", ""},
+		{"skipped", Measurements{Skipped: "no -twasm binary given"}, "not measured", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			row := rssFlatRow(&tc.m, miss)
+			if got := row.Met(); got != tc.met {
+				t.Errorf("Met = %q, want %q", got, tc.met)
+			}
+			if got := row.ratioCell(); tc.want != "" && got != tc.want {
+				t.Errorf("ratio = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}

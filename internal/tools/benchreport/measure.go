@@ -41,6 +41,12 @@ type Measurements struct {
 	RSSBytes int64 // size of the large input
 	RSS      run
 	RSSErr   error
+	// The same record of a quarter of the large input (whole copies,
+	// made the same way): its peak RSS beside the large one's says
+	// whether the peak grows with the input.
+	RSSSmallBytes int64
+	RSSSmall      run
+	RSSSmallErr   error
 
 	// Whole records of a RecordBytes claude corpus with --fsync never,
 	// each into an empty storage; RecordCorpus names the corpus.
@@ -303,23 +309,29 @@ func inputFiles(dir string) []string {
 }
 
 // measureRSS records a large input through the binary with
-// --fsync never and reads the child's peak RSS. The input and the
-// storage are removed afterwards.
+// --fsync never and reads the child's peak RSS, then the same for a
+// quarter of that size, each into a storage of its own. The inputs and
+// the storages are removed afterwards.
 func measureRSS(m *Measurements, bin, goldenDir, tmp string, size int64) {
-	files := inputFiles(goldenDir)
-	big := filepath.Join(tmp, "big.jsonl")
-	storage := filepath.Join(tmp, "storage-rss")
+	m.RSSBytes, m.RSS, m.RSSErr = recordRSS(bin, goldenDir, tmp, "rss", size)
+	m.RSSSmallBytes, m.RSSSmall, m.RSSSmallErr = recordRSS(bin, goldenDir, tmp, "rss-small", size/4)
+}
+
+// recordRSS makes an input of about size bytes (bigInput) and records
+// it once (name names the input and the storage).
+func recordRSS(bin, goldenDir, tmp, name string, size int64) (int64, run, error) {
+	input := filepath.Join(tmp, name+".jsonl")
+	storage := filepath.Join(tmp, "storage-"+name)
 	defer os.RemoveAll(storage)
-	defer os.Remove(big)
-	n, err := bigInput(big, files, size)
+	defer os.Remove(input)
+	n, err := bigInput(input, inputFiles(goldenDir), size)
 	if err != nil {
-		m.RSSErr = err
-		return
+		return n, run{}, err
 	}
-	m.RSSBytes = n
 	env := childEnv(filepath.Join(tmp, "config"), filepath.Join(tmp, "cache-warm"))
-	m.RSS, m.RSSErr = runOnce(bin, env, "--storage", storage, "record", "--provider", "claude",
-		"--input", big, "--fsync", "never", "--quiet")
+	r, err := runOnce(bin, env, "--storage", storage, "record", "--provider", "claude",
+		"--input", input, "--fsync", "never", "--quiet")
+	return n, r, err
 }
 
 // parseSize reads a byte count: a plain integer or one with a K, M, G
