@@ -309,6 +309,12 @@ func OpenLedger(root string, readOnly bool) (l *Ledger, rebuilt string, err erro
 			if info.interrupted(ne, e.Resume) || info.cut {
 				ne.Resume = e.Resume
 				l.noteInterrupted(ne, info, e.Resume)
+			} else if e.Resume != nil && e.Resume.Supersedes != "" && ne.Parts > 0 {
+				// Killed after the part that archives a run again was
+				// whole and before the ledger noted it: that run is still
+				// to be ended, superseded by this one (Recover).
+				ne.Resume = &Resume{Supersedes: e.Resume.Supersedes}
+				l.supersede = append(l.supersede, ne.RunID)
 			}
 			if err := l.runs.put(ne); err != nil {
 				return nil, "", err

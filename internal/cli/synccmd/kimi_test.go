@@ -372,6 +372,21 @@ func TestSyncKimiCodeSubAgentRelinked(t *testing.T) {
 // archives nothing.
 func TestSyncRelinkEndNotNoted(t *testing.T) {
 	t.Parallel()
+	for _, tc := range []struct {
+		name    string
+		pending bool // the part whole in the transcript, the ledger not yet told
+	}{{"part noted, first run not ended", false}, {"part whole, its entry still pending", true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			relinkEndNotNoted(t, tc.pending)
+		})
+	}
+}
+
+// relinkEndNotNoted is TestSyncRelinkEndNotNoted's case: the ledger as a
+// kill leaves it after the re-linked run's part, pending when the kill
+// came before the ledger noted that part.
+func relinkEndNotNoted(t *testing.T, pending bool) {
 	h, store, _, loose, child := kimiCodeRelinked(t)
 	if by := supersededBy(t, h, loose); by != child {
 		t.Fatalf("run %s ends superseded by %q, want %s", loose, by, child)
@@ -389,6 +404,9 @@ func TestSyncRelinkEndNotNoted(t *testing.T) {
 				delete(e, "superseded_by")
 			case child:
 				e["resume"] = map[string]any{"supersedes": loose}
+				if pending {
+					e["pending"] = true
+				}
 			}
 			b, err := json.Marshal(e)
 			if err != nil {
