@@ -143,6 +143,20 @@ func startupInput(example string) ([]byte, error) {
 // past ext4's recently-deleted window (60 s).
 const quietAfterDeletes = 61 * time.Second
 
+// settle writes back what the benchmarks before left dirty (gigabytes,
+// from the archive and index benchmarks), so that its writeback does not
+// compete with the fsyncs of the runs being timed, then lets the files
+// they deleted (tens of thousands of generated sessions, or the child
+// runs of the whole-record figure's sub-agent calls) age: ext4 without a
+// journal skips every inode deleted in the last 60 seconds when it
+// allocates one, and each file or directory twasm created right after
+// them cost 0.6 ms of CPU instead of 0.1-0.2 (14% of a 10-line record).
+// A user's record is not preceded by the benchmarks' deletions.
+func settle() {
+	syscall.Sync()
+	time.Sleep(quietAfterDeletes)
+}
+
 func measureStartup(m *Measurements, bin, example, tmp string) {
 	in, err := startupInput(example)
 	if err != nil {
@@ -163,18 +177,7 @@ func measureStartup(m *Measurements, bin, example, tmp string) {
 		m.StartupErr = err
 		return
 	}
-	// Write back what the benchmarks before left dirty (gigabytes, from
-	// the archive and index benchmarks), so that its writeback does not
-	// compete with the fsyncs of the runs being timed.
-	syscall.Sync()
-	// Then let the files they deleted (tens of thousands of generated
-	// sessions) age: ext4 without a journal skips every inode deleted in
-	// the last 60 seconds when it allocates one, and each file or
-	// directory twasm created right after them cost 0.6 ms of CPU
-	// instead of 0.1-0.2 (14% of a 10-line record). A user's record is
-	// not preceded by the benchmarks' deletions; this and every later
-	// command-level figure is measured after them.
-	time.Sleep(quietAfterDeletes)
+	settle()
 	for range m.WarmRuns {
 		r, err := runOnce(bin, warm, record...)
 		if err != nil {
