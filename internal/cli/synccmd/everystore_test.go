@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twasm/twasm/abi"
 	"github.com/twasm/twasm/internal/testing/clitest"
 )
 
@@ -26,20 +27,26 @@ func putGolden(t *testing.T, h *clitest.Home, dirs map[string]string, provider, 
 	if len(lines[len(lines)-1]) == 0 {
 		lines = lines[:len(lines)-1]
 	}
-	type twasmLine struct {
-		Type     string `json:"$twasm"`
-		Store    string `json:"store"`
-		Path     string `json:"path"`
-		Document bool   `json:"document"`
-	}
-	header := func(l []byte) (twasmLine, bool) {
-		var f twasmLine
-		if !bytes.HasPrefix(l, []byte(`{"$twasm":`)) || json.Unmarshal(l, &f) != nil {
-			return f, false
+	// kind is the "$twasm" member of a line the host wrote (abi.SourceFacts,
+	// abi.SourceFile), "" for the agent's.
+	kind := func(l []byte) string {
+		var m struct {
+			Type string `json:"$twasm"`
 		}
-		return f, true
+		if !bytes.HasPrefix(l, []byte(`{"$twasm":`)) || json.Unmarshal(l, &m) != nil {
+			return ""
+		}
+		return m.Type
 	}
-	if f, ok := header(lines[0]); ok && f.Type == "source" {
+	decode := func(l []byte, v any) {
+		t.Helper()
+		if err := json.Unmarshal(l, v); err != nil {
+			t.Fatalf("%s/%s: %v", provider, name, err)
+		}
+	}
+	if kind(lines[0]) == abi.SourceFactsType {
+		var f abi.SourceFacts
+		decode(lines[0], &f)
 		if store == "" {
 			store = f.Store
 		}
@@ -56,25 +63,22 @@ func putGolden(t *testing.T, h *clitest.Home, dirs map[string]string, provider, 
 	if err != nil {
 		t.Fatal(err)
 	}
-	if f, ok := header(lines[0]); !ok || f.Type != "file" {
+	if kind(lines[0]) != abi.SourceFileType {
 		h.Put(at, bytes.Join(lines, nil), time.Hour)
 		return store
 	}
-	// A folder or a tree: its files.
+	// A folder or a tree: its files, each a document on the line after
+	// its file line, or lines up to the next file line.
 	for i := 0; i < len(lines); {
-		f, ok := header(lines[i])
-		if !ok || f.Type != "file" {
+		if kind(lines[i]) != abi.SourceFileType {
 			t.Fatalf("%s/%s: line %d: want a $twasm file line", provider, name, i+1)
 		}
-		j := i + 1
-		for j < len(lines) && !f.Document {
-			if _, next := header(lines[j]); next {
-				break
+		var f abi.SourceFile
+		decode(lines[i], &f)
+		j := i + 2
+		if !f.Document {
+			for j = i + 1; j < len(lines) && kind(lines[j]) == ""; j++ {
 			}
-			j++
-		}
-		if f.Document {
-			j = i + 2
 		}
 		h.Put(filepath.Join(at, f.Path), bytes.TrimSuffix(bytes.Join(lines[i+1:j], nil), []byte("\n")), time.Hour)
 		i = j
