@@ -3,6 +3,7 @@ package archive
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -15,24 +16,9 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/twasm/twasm/abi"
-	"github.com/twasm/twasm/abi/sdk"
 	"github.com/twasm/twasm/capture"
 	"github.com/twasm/twasm/internal/rawfile"
-	"github.com/twasm/twasm/plugins/aider"
-	"github.com/twasm/twasm/plugins/amp"
-	"github.com/twasm/twasm/plugins/claude"
-	"github.com/twasm/twasm/plugins/cline"
-	"github.com/twasm/twasm/plugins/codex"
-	"github.com/twasm/twasm/plugins/copilot"
-	"github.com/twasm/twasm/plugins/crush"
-	"github.com/twasm/twasm/plugins/cursor"
-	"github.com/twasm/twasm/plugins/droid"
-	"github.com/twasm/twasm/plugins/gemini"
-	"github.com/twasm/twasm/plugins/goose"
-	"github.com/twasm/twasm/plugins/kimi"
-	"github.com/twasm/twasm/plugins/opencode"
-	"github.com/twasm/twasm/plugins/pi"
-	"github.com/twasm/twasm/plugins/qwen"
+	"github.com/twasm/twasm/internal/testing/natives"
 	"github.com/twasm/twasm/recorder"
 	"github.com/twasm/twasm/transcript"
 )
@@ -55,14 +41,16 @@ func fixture(t testing.TB, rel string) []byte {
 	return b
 }
 
-var natives = map[string]sdk.Plugin{"claude": claude.Plugin, "codex": codex.Plugin, "copilot": copilot.Plugin, "gemini": gemini.Plugin, "pi": pi.Plugin, "opencode": opencode.Plugin, "cline": cline.Plugin, "roo": cline.Plugin, "kilocode": cline.Plugin, "qwen": qwen.Plugin, "goose": goose.Plugin, "amp": amp.Plugin, "kimi": kimi.Plugin, "droid": droid.Plugin, "crush": crush.Plugin, "aider": aider.Plugin}
-
 func newArchiver(t *testing.T, root string, mod func(*Options)) *Archiver {
 	t.Helper()
 	opts := Options{
 		Store: recorder.NewStore(root),
 		Plugin: func(_ context.Context, provider string) (capture.Plugin, error) {
-			return capture.NativePlugin(natives[provider]), nil
+			p, ok := natives.ForProvider(provider)
+			if !ok {
+				return nil, fmt.Errorf("no bundled plugin for provider %q", provider)
+			}
+			return capture.NativePlugin(p), nil
 		},
 		CloseIdle: -1,
 	}
@@ -395,8 +383,8 @@ func TestRedactAndDeletedSource(t *testing.T) {
 // host's order.
 func bundledDeclared() []Declared {
 	var out []Declared
-	for _, p := range []sdk.Plugin{claude.Plugin, codex.Plugin, copilot.Plugin, gemini.Plugin, pi.Plugin, opencode.Plugin, cline.Plugin, qwen.Plugin, goose.Plugin, amp.Plugin, kimi.Plugin, droid.Plugin, crush.Plugin, cursor.Plugin, aider.Plugin} {
-		out = append(out, DeclaredOf(p.Manifest)...)
+	for _, n := range natives.Plugins() {
+		out = append(out, DeclaredOf(n.Plugin.Manifest)...)
 	}
 	return out
 }

@@ -21,22 +21,8 @@ import (
 
 	"github.com/twasm/twasm/abi/sdk"
 	"github.com/twasm/twasm/capture"
+	"github.com/twasm/twasm/internal/testing/natives"
 	"github.com/twasm/twasm/lifecycle"
-	"github.com/twasm/twasm/plugins/amp"
-	"github.com/twasm/twasm/plugins/claude"
-	"github.com/twasm/twasm/plugins/cline"
-	"github.com/twasm/twasm/plugins/codex"
-	"github.com/twasm/twasm/plugins/copilot"
-	"github.com/twasm/twasm/plugins/crush"
-	"github.com/twasm/twasm/plugins/cursor"
-	"github.com/twasm/twasm/plugins/droid"
-	"github.com/twasm/twasm/plugins/gemini"
-	"github.com/twasm/twasm/plugins/goose"
-	"github.com/twasm/twasm/plugins/kimi"
-	"github.com/twasm/twasm/plugins/openai"
-	"github.com/twasm/twasm/plugins/opencode"
-	"github.com/twasm/twasm/plugins/pi"
-	"github.com/twasm/twasm/plugins/qwen"
 	"github.com/twasm/twasm/recorder"
 	"github.com/twasm/twasm/transcript"
 )
@@ -47,20 +33,8 @@ import (
 // then replicated with a fresh run id per copy and the copy's times
 // moved back by a day per round, until the archive has the size asked.
 
-// nativePlugins are the bundled plugins compiled in, found by any
-// provider name they accept.
-var nativePlugins = []sdk.Plugin{claude.Plugin, codex.Plugin, copilot.Plugin, gemini.Plugin, openai.Plugin, pi.Plugin, opencode.Plugin, cline.Plugin, qwen.Plugin, goose.Plugin, amp.Plugin, kimi.Plugin, droid.Plugin, crush.Plugin, cursor.Plugin}
-
-func pluginFor(provider string) (sdk.Plugin, bool) {
-	for _, p := range nativePlugins {
-		for _, name := range p.Manifest.Providers {
-			if name == provider {
-				return p, true
-			}
-		}
-	}
-	return sdk.Plugin{}, false
-}
+// pluginFor is the bundled plugin compiled in that accepts provider.
+func pluginFor(provider string) (sdk.Plugin, bool) { return natives.ForProvider(provider) }
 
 // seedInput is one provider input of the project's testdata.
 type seedInput struct{ provider, path string }

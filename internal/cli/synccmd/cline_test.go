@@ -19,25 +19,9 @@ import (
 // requests), as the host handed them to the plugin.
 func clineTask(t *testing.T) (ui, api []json.RawMessage) {
 	t.Helper()
-	lines := strings.Split(string(clitest.ReadFile(t, clitest.Golden("cline", "task_native_tools.jsonl"))), "\n")
-	for i := 0; i+1 < len(lines); i++ {
-		var f struct {
-			Type string `json:"$twasm"`
-			Path string `json:"path"`
-		}
-		if json.Unmarshal([]byte(lines[i]), &f) != nil || f.Type != "file" {
-			continue
-		}
-		var doc *[]json.RawMessage
-		switch f.Path {
-		case "ui_messages.json":
-			doc = &ui
-		case "api_conversation_history.json":
-			doc = &api
-		default:
-			continue
-		}
-		if err := json.Unmarshal([]byte(lines[i+1]), doc); err != nil {
+	src := clitest.ReadGoldenSource(t, "cline", "task_native_tools.jsonl")
+	for doc, path := range map[*[]json.RawMessage]string{&ui: "ui_messages.json", &api: "api_conversation_history.json"} {
+		if err := json.Unmarshal(src.File(t, path), doc); err != nil {
 			t.Fatal(err)
 		}
 	}

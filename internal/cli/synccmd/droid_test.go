@@ -69,16 +69,15 @@ func TestSyncDroidSession(t *testing.T) {
 // document), back into the session's lines and its settings document.
 func droidFiles(t *testing.T, golden string) (session [][]byte, settings []byte) {
 	t.Helper()
-	inSettings := false
-	for _, l := range bytes.SplitAfter(clitest.ReadFile(t, clitest.Golden("droid", golden)), []byte("\n")) {
-		switch {
-		case bytes.HasPrefix(l, []byte(`{"$twasm":"file"`)):
-			inSettings = bytes.Contains(l, []byte(".settings.json"))
-		case inSettings && len(l) > 0:
-			settings = l
-		case len(l) > 0:
-			session = append(session, l)
+	for _, f := range clitest.ReadGoldenSource(t, "droid", golden).Files {
+		// Each line as the agent wrote it, with its newline.
+		data := append(f.Data, '\n')
+		if strings.HasSuffix(f.Path, ".settings.json") {
+			settings = data
+			continue
 		}
+		session = bytes.SplitAfter(data, []byte("\n"))
+		session = session[:len(session)-1]
 	}
 	return session, settings
 }

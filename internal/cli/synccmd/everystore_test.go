@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/twasm/twasm/abi"
 	"github.com/twasm/twasm/internal/testing/clitest"
 )
 
@@ -23,37 +22,14 @@ import (
 // lines. Anything else is one file, written whole.
 func putGolden(t *testing.T, h *clitest.Home, dirs map[string]string, provider, name, store, rel string) string {
 	t.Helper()
-	lines := bytes.SplitAfter(clitest.ReadFile(t, clitest.Golden(provider, name)), []byte("\n"))
-	if len(lines[len(lines)-1]) == 0 {
-		lines = lines[:len(lines)-1]
-	}
-	// kind is the "$twasm" member of a line the host wrote (abi.SourceFacts,
-	// abi.SourceFile), "" for the agent's.
-	kind := func(l []byte) string {
-		var m struct {
-			Type string `json:"$twasm"`
-		}
-		if !bytes.HasPrefix(l, []byte(`{"$twasm":`)) || json.Unmarshal(l, &m) != nil {
-			return ""
-		}
-		return m.Type
-	}
-	decode := func(l []byte, v any) {
-		t.Helper()
-		if err := json.Unmarshal(l, v); err != nil {
-			t.Fatalf("%s/%s: %v", provider, name, err)
-		}
-	}
-	if kind(lines[0]) == abi.SourceFactsType {
-		var f abi.SourceFacts
-		decode(lines[0], &f)
+	src := clitest.ReadGoldenSource(t, provider, name)
+	if src.Facts != nil {
 		if store == "" {
-			store = f.Store
+			store = src.Facts.Store
 		}
 		if rel == "" {
-			rel = f.Path
+			rel = src.Facts.Path
 		}
-		lines = lines[1:]
 	}
 	dir, ok := dirs[store]
 	if !ok || rel == "" {
@@ -63,25 +39,12 @@ func putGolden(t *testing.T, h *clitest.Home, dirs map[string]string, provider, 
 	if err != nil {
 		t.Fatal(err)
 	}
-	if kind(lines[0]) != abi.SourceFileType {
-		h.Put(at, bytes.Join(lines, nil), time.Hour)
+	if len(src.Files) == 0 {
+		h.Put(at, src.Data, time.Hour)
 		return store
 	}
-	// A folder or a tree: its files, each a document on the line after
-	// its file line, or lines up to the next file line.
-	for i := 0; i < len(lines); {
-		if kind(lines[i]) != abi.SourceFileType {
-			t.Fatalf("%s/%s: line %d: want a $twasm file line", provider, name, i+1)
-		}
-		var f abi.SourceFile
-		decode(lines[i], &f)
-		j := i + 2
-		if !f.Document {
-			for j = i + 1; j < len(lines) && kind(lines[j]) == ""; j++ {
-			}
-		}
-		h.Put(filepath.Join(at, f.Path), bytes.TrimSuffix(bytes.Join(lines[i+1:j], nil), []byte("\n")), time.Hour)
-		i = j
+	for _, f := range src.Files {
+		h.Put(filepath.Join(at, f.Path), f.Data, time.Hour)
 	}
 	return store
 }

@@ -18,23 +18,8 @@ import (
 	"github.com/twasm/twasm/golden"
 	"github.com/twasm/twasm/host"
 	"github.com/twasm/twasm/internal/normalize"
+	"github.com/twasm/twasm/internal/testing/natives"
 	"github.com/twasm/twasm/internal/tools/wasmbuild"
-	"github.com/twasm/twasm/plugins/aider"
-	"github.com/twasm/twasm/plugins/amp"
-	"github.com/twasm/twasm/plugins/claude"
-	"github.com/twasm/twasm/plugins/cline"
-	"github.com/twasm/twasm/plugins/codex"
-	"github.com/twasm/twasm/plugins/copilot"
-	"github.com/twasm/twasm/plugins/crush"
-	"github.com/twasm/twasm/plugins/cursor"
-	"github.com/twasm/twasm/plugins/droid"
-	"github.com/twasm/twasm/plugins/gemini"
-	"github.com/twasm/twasm/plugins/goose"
-	"github.com/twasm/twasm/plugins/kimi"
-	"github.com/twasm/twasm/plugins/openai"
-	"github.com/twasm/twasm/plugins/opencode"
-	"github.com/twasm/twasm/plugins/pi"
-	"github.com/twasm/twasm/plugins/qwen"
 	"github.com/twasm/twasm/transcript"
 )
 
@@ -42,27 +27,20 @@ import (
 // one pass takes about a second natively.
 const corpusBytes = 16 << 20
 
-var plugins = []struct {
+// plugins are the bundled plugins (natives.Plugins: every one, so a
+// plugin added to plugins/ is measured without a line here).
+var plugins = func() (out []struct {
 	name string
 	p    sdk.Plugin
-}{
-	{"claude", claude.Plugin},
-	{"codex", codex.Plugin},
-	{"copilot", copilot.Plugin},
-	{"gemini", gemini.Plugin},
-	{"openai", openai.Plugin},
-	{"pi", pi.Plugin},
-	{"opencode", opencode.Plugin},
-	{"cline", cline.Plugin},
-	{"qwen", qwen.Plugin},
-	{"amp", amp.Plugin},
-	{"kimi", kimi.Plugin},
-	{"droid", droid.Plugin},
-	{"cursor", cursor.Plugin},
-	{"goose", goose.Plugin},
-	{"crush", crush.Plugin},
-	{"aider", aider.Plugin},
-}
+}) {
+	for _, n := range natives.Plugins() {
+		out = append(out, struct {
+			name string
+			p    sdk.Plugin
+		}{n.Name, n.Plugin})
+	}
+	return out
+}()
 
 // corpus concatenates the line-oriented golden inputs of a provider (and,
 // for AWF's comparison, the shared capture AWF was measured on) and
