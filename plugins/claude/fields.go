@@ -153,6 +153,8 @@ var keys = abi.NewKeySet(
 	"toolName",
 	"streak",
 	"cause",
+	"error_code",
+	"lost",
 )
 
 // Indexes into keys.
@@ -300,6 +302,8 @@ const (
 	kToolNameCamel
 	kStreak
 	kCause
+	kErrorCode
+	kLost
 
 	nKeys
 )
