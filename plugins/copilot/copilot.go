@@ -385,6 +385,13 @@ func (n *normalizer) event(v, t, d abi.Value, ts sdk.Str, out *sdk.Out) {
 		n.toolResult(d, ts, out)
 	case t.Is("assistant.usage"):
 		said := n.model(d.Get("model"), false, out)
+		if d.Get("contentFilterTriggered").Truthy() || d.Get("finishReason").Is("content_filter") {
+			// The call's output was blocked or cut by the content
+			// filter: an error the provider reported, as a Chat
+			// Completions finish_reason content_filter is.
+			n.providerError("content_filter: the model's output was blocked or cut by the provider's content filter", sdk.S("content_filter"), out)
+			said = true
+		}
 		if !n.usage.call(d, out) && !said {
 			out.Ignored(sdk.S(sdk.TypeName(t))) // no figures, no new model
 		}

@@ -60,8 +60,10 @@
 // telemetry's tool) names a call the log never showed. The shell tools
 // report success:true for a failed command and state the exit code as
 // the output's last line ("<shellId: X completed with exit code N>",
-// earlier "<exited with exit code N>"): it is the result's exit code, and
-// a non-zero one makes it an error ("exit code N: <last output line>").
+// earlier "<exited with exit code N>"), and builds of 2026 also as
+// shellExecution.exitCode (stated apart because the persisted output may
+// be stripped; it wins): it is the result's exit code, and a non-zero one
+// makes it an error ("exit code N: <last output line>").
 // Statuses are the transcript's closed set: success is "ok";
 // success:false carries error.message (else the code) as its error, with
 // status "denied" for error.code "denied" or "rejected" (the user or a
@@ -187,8 +189,11 @@
 // sum of the messages' outputTokens. premiumRequests is not a cost in USD
 // and is not reported.
 //
-// Status and errors. session.error, model.call_failure and
-// subagent.failed are errors the provider reported: each is reported with
+// Status and errors. session.error, model.call_failure,
+// subagent.failed and an assistant.usage whose call the content filter
+// blocked or cut (contentFilterTriggered, or finishReason
+// content_filter: "content_filter: ...", as the OpenAI plugin reads a
+// finish_reason content_filter) are errors the provider reported: each is reported with
 // sdk.Out.Error, so the host lists it in the step's errors, with the
 // errorType, statusCode and errorCode after the message ("... (rate_limit,
 // 429)") and errorCode, else statusCode, else errorType as its code. result is the terminal event of --output-format json: exitCode 0
