@@ -192,7 +192,11 @@
 // cancelled cancelled. A code execution server tool's result
 // (code_execution_result, bash_code_execution_result,
 // encrypted_code_execution_result) states the program's return_code: its
-// exit code, and an error when not zero, as for Bash.
+// exit code, and an error when not zero, as for Bash. A server tool's
+// error object ({type: web_search_tool_result_error, error_code:
+// max_uses_exceeded}, with error_message where the tool states one) is
+// an error whose text is its type and code (and message), the object
+// kept as the output.
 // Anything not ok carries error text. A tool_result whose call is not in
 // the input (a sub-agent's tool in a stream without its messages) gets a
 // synthesized tool.call named after the kind its result shows (execute,

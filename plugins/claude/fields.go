@@ -155,6 +155,7 @@ var keys = abi.NewKeySet(
 	"cause",
 	"error_code",
 	"lost",
+	"error_message",
 )
 
 // Indexes into keys.
@@ -304,6 +305,7 @@ const (
 	kCause
 	kErrorCode
 	kLost
+	kErrorMessage
 
 	nKeys
 )

@@ -75,3 +75,38 @@ func TestSDKRecords28(t *testing.T) {
 		})
 	}
 }
+
+// TestServerToolErrorText: a server tool's error object (the Messages
+// API's web_search_tool_result_error, web_fetch_tool_result_error,
+// code_execution_tool_result_error, text_editor_code_execution_
+// tool_result_error with its error_message) is the result's error as its
+// type and code, not the object's JSON (before:
+// `{"type":"web_search_tool_result_error","error_code":"max_uses_exceeded"}`).
+// The output keeps the object as the API sent it.
+func TestServerToolErrorText(t *testing.T) {
+	body := func(tool, result, content string) string {
+		return `{"id":"msg_1","type":"message","role":"assistant","model":"claude-sonnet-4-5","content":[{"type":"server_tool_use","id":"srvtoolu_1","name":"` + tool + `","input":{}},{"type":"` + result + `","tool_use_id":"srvtoolu_1","content":` + content + `},{"type":"text","text":"done"}],"stop_reason":"end_turn","usage":{"input_tokens":10,"output_tokens":3}}` + "\n"
+	}
+	tests := []struct {
+		name, in, err string
+	}{
+		{"web search", body("web_search", "web_search_tool_result", `{"type":"web_search_tool_result_error","error_code":"max_uses_exceeded"}`),
+			"web_search_tool_result_error: max_uses_exceeded"},
+		{"web fetch", body("web_fetch", "web_fetch_tool_result", `{"type":"web_fetch_tool_result_error","error_code":"url_not_accessible"}`),
+			"web_fetch_tool_result_error: url_not_accessible"},
+		{"text editor, with its message", body("text_editor_code_execution", "text_editor_code_execution_tool_result", `{"type":"text_editor_code_execution_tool_result_error","error_code":"invalid_tool_input","error_message":"path must be absolute"}`),
+			"text_editor_code_execution_tool_result_error: invalid_tool_input: path must be absolute"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out, _ := runState(t, tt.in)
+			_, results := out.Tools()
+			if len(results) != 1 {
+				t.Fatalf("%d results, want 1", len(results))
+			}
+			if r := results[0]; r.Status != "error" || r.Error != tt.err {
+				t.Errorf("result %s (%q), want error (%q)", r.Status, r.Error, tt.err)
+			}
+		})
+	}
+}
