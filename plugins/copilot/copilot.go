@@ -422,9 +422,16 @@ func (n *normalizer) event(v, t, d abi.Value, ts sdk.Str, out *sdk.Out) {
 			w = "session warning without a message"
 		}
 		out.Warn("copilot: " + w)
+	case t.Is("abort") && d.Get("reason").Is("autopilot_credit_limit"):
+		// Autopilot stopped the run because its objective reached the
+		// --max-ai-credits limit: a limit the run hit, an error as
+		// Claude Code's error_max_budget_usd result is (what was in
+		// flight stays dangling).
+		n.providerError("autopilot stopped the run: its objective reached the --max-ai-credits limit (abort autopilot_credit_limit)", sdk.S("autopilot_credit_limit"), out)
 	case t.Is("abort"):
-		// The user (or a limit) stopped the run: what was in flight
-		// stays dangling, and the session log rule decides the status.
+		// The user stopped the run (user_initiated, remote_command,
+		// user_abort): what was in flight stays dangling, and the
+		// session log rule decides the status.
 		out.Ignored(sdk.S("abort"))
 	case t.Is("result"):
 		n.result(d, v, out)

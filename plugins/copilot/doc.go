@@ -215,7 +215,10 @@
 // the type). Deltas (message, reasoning, tool call) exist on stdout only,
 // so a stream holding them is json even without the ephemeral flag.
 // session.warning is a warning of the step; abort leaves what was in
-// flight unanswered or dangling. A session.task_complete (autopilot's
+// flight unanswered or dangling, and one whose reason is
+// autopilot_credit_limit (autopilot stopped at its --max-ai-credits
+// limit) is also an error the provider reported, as Claude Code's
+// error_max_budget_usd is. A session.task_complete (autopilot's
 // task_complete call) with success true repeats the call's summary
 // (ignored); with success false the CLI did not accept the completion
 // and autopilot goes on working: a warning, and an error the provider
@@ -259,7 +262,7 @@
 // output), session.idle, permission.requested (the call is already
 // recorded and stays dangling until it completes), permission.completed
 // (see Tools), session.permissions_changed, session.usage_checkpoint,
-// session.mode_changed, session.compaction_start, abort, replayed
+// session.mode_changed, session.compaction_start, a user's abort, replayed
 // events. So are the lines that repeat what an earlier
 // line reported or that a later record carries (spec §6.8): a
 // tool.execution_start of a call the assistant message's toolRequests

@@ -19,7 +19,10 @@ import (
 // code N>" line (before: ok, no exit code). assistant.usage's
 // contentFilterTriggered (or finishReason content_filter) is an error
 // the provider reported, as the OpenAI plugin reads a finish_reason
-// content_filter (before: nothing said).
+// content_filter (before: nothing said). An abort whose reason is
+// autopilot_credit_limit (autopilot stopped at its --max-ai-credits
+// limit) is an error, as Claude Code's error_max_budget_usd is (before:
+// incomplete, as a user's abort).
 func TestSDKEvents28(t *testing.T) {
 	ev := func(typ, data string) string { return `{"type":"` + typ + `","data":` + data + `}` + "\n" }
 	call := ev("user.message", `{"content":"run it"}`) +
@@ -45,6 +48,12 @@ func TestSDKEvents28(t *testing.T) {
 		{"content filter on the last call",
 			ev("user.message", `{"content":"hi"}`) + answer + ev("assistant.usage", `{"model":"gpt-5","inputTokens":10,"outputTokens":2,"finishReason":"content_filter","contentFilterTriggered":true}`),
 			"", -1, "", "error", "content_filter: the model's output was blocked or cut by the provider's content filter"},
+		{"autopilot stopped at its credit limit",
+			ev("user.message", `{"content":"fix all the bugs"}`) + ev("assistant.turn_start", `{"turnId":"0"}`) + ev("abort", `{"reason":"autopilot_credit_limit"}`) + ev("session.shutdown", `{"shutdownType":"routine"}`),
+			"", -1, "", "error", "autopilot stopped the run: its objective reached the --max-ai-credits limit (abort autopilot_credit_limit)"},
+		{"the user aborted",
+			ev("user.message", `{"content":"fix all the bugs"}`) + ev("abort", `{"reason":"user_initiated"}`) + ev("session.shutdown", `{"shutdownType":"routine"}`),
+			"", -1, "", "incomplete", "the log ends on a prompt that got no answer"},
 		{"usage without a filter",
 			ev("user.message", `{"content":"hi"}`) + answer + ev("assistant.usage", `{"model":"gpt-5","inputTokens":10,"outputTokens":2,"finishReason":"stop","contentFilterTriggered":false}`),
 			"", -1, "", "ok", ""},
