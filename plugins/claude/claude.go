@@ -583,7 +583,10 @@ func (n *normalizer) system(v abi.Value, out *sdk.Out) {
 		n.closeScope(idS, status, errS, out)
 	case sub.Is("task_updated"):
 		n.taskUpdated(v, out)
-	case sub.Is("api_retry"):
+	case sub.Is("api_retry"), sub.Is("control_request_progress") && n.get(v, kStatus).Is("api_retry"):
+		// control_request_progress: a client's side request (a side
+		// question) whose API request failed and is retried, with
+		// api_retry's counters; its other status, started, is progress.
 		n.apiRetry(v, out)
 	case sub.Is("api_error"):
 		n.apiErrorRecord(v, out)
@@ -613,6 +616,11 @@ func (n *normalizer) system(v abi.Value, out *sdk.Out) {
 		// turn (CLAUDE_CODE_SYNC_PLUGIN_INSTALL): the run goes on
 		// without it.
 		out.Warn("claude: plugin " + sdk.Clip(n.get(v, kName).String(), 100) + " failed to install: " + sdk.Clip(n.get(v, kError).String(), 500))
+	case sub.Is("session_writes_lost"):
+		// The CLI could not write its session log (or its config) for
+		// lack of space (SDKSessionWritesLostMessage: ENOSPC, EDQUOT):
+		// the run goes on, but the log on disk lacks what followed.
+		out.Warn("claude: session writes lost (" + sdk.Clip(n.get(v, kErrorCode).String(), 40) + "): " + sdk.Clip(joinTexts(n.get(v, kLost), ", ").String(), 200) + " not written to disk")
 	case sub.Is("mirror_error"):
 		// The SDK could not copy a batch of the session to its external
 		// session store; the run itself goes on.
@@ -661,7 +669,7 @@ func (n *normalizer) result(v abi.Value, out *sdk.Out) {
 		e := sdk.Text(text)
 		if e.IsEmpty() {
 			if errs := n.get(v, kErrors); errs.Len() > 0 {
-				e = sdk.Text(errs)
+				e = joinTexts(errs, "; ")
 			} else {
 				e = sdk.Text(n.get(v, kSubtype))
 			}
@@ -713,6 +721,27 @@ func (n *normalizer) result(v abi.Value, out *sdk.Out) {
 		n.lastCost = c
 		out.Cost(n.costBase+c, sdk.ModeSet)
 	}
+}
+
+// joinTexts is the text of a list of strings (a result's errors,
+// SDKResultError.errors; what a session_writes_lost lost): the strings
+// joined by sep, as a person reads them, not the list's JSON. An entry
+// that is not a string is its JSON.
+func joinTexts(errs abi.Value, sep string) sdk.Str {
+	var b []byte
+	it := errs.Iter()
+	for it.Next() {
+		e := it.Value()
+		if len(b) > 0 {
+			b = append(b, sep...)
+		}
+		if e.Kind() == abi.KindString {
+			b = sdk.AppendText(b, e)
+		} else {
+			b = append(b, sdk.Text(e).String()...)
+		}
+	}
+	return sdk.S(string(b))
 }
 
 // modelUsageKeys are the members of a modelUsage entry resultOnlyUsage
@@ -791,6 +820,10 @@ var ignoredSystems = [...]string{
 	// user record of its own); a live estimate of thinking tokens for a
 	// spinner, not the billed usage the message states.
 	"system/plugin_install", "system/scheduled_task_fire", "system/thinking_tokens",
+	// A side request accepted (its retries are errors above); the
+	// bridge's notice that the worker is going away, a live-tail signal
+	// a resumed session may carry mid-stream.
+	"system/control_request_progress", "system/worker_shutting_down",
 }
 
 // taskUpdated reads a task_updated record: a background agent whose

@@ -55,14 +55,16 @@
 // top-level assistant message of the turn flagged aborted: incomplete,
 // with no final answer); is_error true or any
 // other subtype is an error whose text is the result text (falling back
-// to errors[] and the subtype). Several init…result cycles (background agents) are read to the
+// to errors[], its strings joined by "; ", and the subtype). Several init…result cycles (background agents) are read to the
 // end; the last result's status wins. Errors the provider reports on the
 // way are each reported with Out.Error (listed in the step's errors): a
 // top-level "error" on an assistant line (authentication_failed,
 // rate_limit, ... as its code; an error object's message) or
 // isApiErrorMessage (session logs: "API Error: 529 ... overloaded"), with
 // apiErrorStatus as the code when stated; system/api_retry (a failed
-// request the CLI retries, even when a retry then succeeds) and its
+// request the CLI retries, even when a retry then succeeds; also a
+// client's side request's retry, control_request_progress with status
+// api_retry) and its
 // session-log twin system/api_error of 2.1.1xx builds (the API's status,
 // error type and message, and the attempt); a
 // rate_limit_event whose status is "rejected". The CLI's synthetic message
@@ -190,7 +192,11 @@
 // cancelled cancelled. A code execution server tool's result
 // (code_execution_result, bash_code_execution_result,
 // encrypted_code_execution_result) states the program's return_code: its
-// exit code, and an error when not zero, as for Bash.
+// exit code, and an error when not zero, as for Bash. A server tool's
+// error object ({type: web_search_tool_result_error, error_code:
+// max_uses_exceeded}, with error_message where the tool states one) is
+// an error whose text is its type and code (and message), the object
+// kept as the output.
 // Anything not ok carries error text. A tool_result whose call is not in
 // the input (a sub-agent's tool in a stream without its messages) gets a
 // synthesized tool.call named after the kind its result shows (execute,
@@ -512,7 +518,9 @@
 // a session log's hook_system_message and max_turns_reached attachments;
 // a system/informational notice at level warning or error ("Usage limit
 // reached ..."); the SDK's mirror_error (a batch its session store could
-// not append); a system/plugin_install whose status is failed (a
+// not append); a session_writes_lost (the CLI could not write its
+// session log or config for lack of disk space: ENOSPC or EDQUOT, and
+// what it lost); a system/plugin_install whose status is failed (a
 // marketplace plugin that did not install: its name and error); an
 // auth_status error; the CLI's model_refusal_fallback,
 // model_refusal_no_fallback and model_fallback (the model that refused,

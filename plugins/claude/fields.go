@@ -153,6 +153,9 @@ var keys = abi.NewKeySet(
 	"toolName",
 	"streak",
 	"cause",
+	"error_code",
+	"lost",
+	"error_message",
 )
 
 // Indexes into keys.
@@ -300,6 +303,9 @@ const (
 	kToolNameCamel
 	kStreak
 	kCause
+	kErrorCode
+	kLost
+	kErrorMessage
 
 	nKeys
 )

@@ -908,6 +908,18 @@ func (n *normalizer) writeBlock(m *message, s *slot, b, ts abi.Value, out *sdk.O
 		case isErr:
 			r.Status = sdk.S(toolError)
 			r.Error = errorText(r.Output, "the server tool reported an error")
+			if ec := n.get(content, kErrorCode); ec.Kind() == abi.KindString && !ec.Is("") {
+				// A server tool's error object ({type:
+				// web_search_tool_result_error, error_code:
+				// max_uses_exceeded}): its type and code, and the
+				// message some state (error_message), as a person
+				// reads them, not the object's JSON.
+				e := sdk.TypeName(content.Get("type")) + ": " + sdk.Clip(ec.String(), 100)
+				if m := n.get(content, kErrorMessage); m.Kind() == abi.KindString && !m.Is("") {
+					e += ": " + sdk.Clip(m.String(), 500)
+				}
+				r.Error = sdk.S(e)
+			}
 		case failed:
 			r.Status = sdk.S(toolError)
 			r.Error = errorText(sdk.Text(content.Get("stderr")), "exit code "+strconv.FormatInt(code, 10))

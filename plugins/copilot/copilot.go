@@ -385,6 +385,13 @@ func (n *normalizer) event(v, t, d abi.Value, ts sdk.Str, out *sdk.Out) {
 		n.toolResult(d, ts, out)
 	case t.Is("assistant.usage"):
 		said := n.model(d.Get("model"), false, out)
+		if d.Get("contentFilterTriggered").Truthy() || d.Get("finishReason").Is("content_filter") {
+			// The call's output was blocked or cut by the content
+			// filter: an error the provider reported, as a Chat
+			// Completions finish_reason content_filter is.
+			n.providerError("content_filter: the model's output was blocked or cut by the provider's content filter", sdk.S("content_filter"), out)
+			said = true
+		}
 		if !n.usage.call(d, out) && !said {
 			out.Ignored(sdk.S(sdk.TypeName(t))) // no figures, no new model
 		}
@@ -415,9 +422,16 @@ func (n *normalizer) event(v, t, d abi.Value, ts sdk.Str, out *sdk.Out) {
 			w = "session warning without a message"
 		}
 		out.Warn("copilot: " + w)
+	case t.Is("abort") && d.Get("reason").Is("autopilot_credit_limit"):
+		// Autopilot stopped the run because its objective reached the
+		// --max-ai-credits limit: a limit the run hit, an error as
+		// Claude Code's error_max_budget_usd result is (what was in
+		// flight stays dangling).
+		n.providerError("autopilot stopped the run: its objective reached the --max-ai-credits limit (abort autopilot_credit_limit)", sdk.S("autopilot_credit_limit"), out)
 	case t.Is("abort"):
-		// The user (or a limit) stopped the run: what was in flight
-		// stays dangling, and the session log rule decides the status.
+		// The user stopped the run (user_initiated, remote_command,
+		// user_abort): what was in flight stays dangling, and the
+		// session log rule decides the status.
 		out.Ignored(sdk.S("abort"))
 	case t.Is("result"):
 		n.result(d, v, out)

@@ -60,8 +60,10 @@
 // telemetry's tool) names a call the log never showed. The shell tools
 // report success:true for a failed command and state the exit code as
 // the output's last line ("<shellId: X completed with exit code N>",
-// earlier "<exited with exit code N>"): it is the result's exit code, and
-// a non-zero one makes it an error ("exit code N: <last output line>").
+// earlier "<exited with exit code N>"), and builds of 2026 also as
+// shellExecution.exitCode (stated apart because the persisted output may
+// be stripped; it wins): it is the result's exit code, and a non-zero one
+// makes it an error ("exit code N: <last output line>").
 // Statuses are the transcript's closed set: success is "ok";
 // success:false carries error.message (else the code) as its error, with
 // status "denied" for error.code "denied" or "rejected" (the user or a
@@ -187,8 +189,11 @@
 // sum of the messages' outputTokens. premiumRequests is not a cost in USD
 // and is not reported.
 //
-// Status and errors. session.error, model.call_failure and
-// subagent.failed are errors the provider reported: each is reported with
+// Status and errors. session.error, model.call_failure,
+// subagent.failed and an assistant.usage whose call the content filter
+// blocked or cut (contentFilterTriggered, or finishReason
+// content_filter: "content_filter: ...", as the OpenAI plugin reads a
+// finish_reason content_filter) are errors the provider reported: each is reported with
 // sdk.Out.Error, so the host lists it in the step's errors, with the
 // errorType, statusCode and errorCode after the message ("... (rate_limit,
 // 429)") and errorCode, else statusCode, else errorType as its code. result is the terminal event of --output-format json: exitCode 0
@@ -210,7 +215,10 @@
 // the type). Deltas (message, reasoning, tool call) exist on stdout only,
 // so a stream holding them is json even without the ephemeral flag.
 // session.warning is a warning of the step; abort leaves what was in
-// flight unanswered or dangling. A session.task_complete (autopilot's
+// flight unanswered or dangling, and one whose reason is
+// autopilot_credit_limit (autopilot stopped at its --max-ai-credits
+// limit) is also an error the provider reported, as Claude Code's
+// error_max_budget_usd is. A session.task_complete (autopilot's
 // task_complete call) with success true repeats the call's summary
 // (ignored); with success false the CLI did not accept the completion
 // and autopilot goes on working: a warning, and an error the provider
@@ -254,7 +262,7 @@
 // output), session.idle, permission.requested (the call is already
 // recorded and stays dangling until it completes), permission.completed
 // (see Tools), session.permissions_changed, session.usage_checkpoint,
-// session.mode_changed, session.compaction_start, abort, replayed
+// session.mode_changed, session.compaction_start, a user's abort, replayed
 // events. So are the lines that repeat what an earlier
 // line reported or that a later record carries (spec §6.8): a
 // tool.execution_start of a call the assistant message's toolRequests

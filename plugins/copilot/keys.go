@@ -7,10 +7,10 @@ import "github.com/twasm/twasm/abi"
 // the sandbox instead of comparing their bytes. A key missing here still
 // works, at the usual cost; TestKeysCoverGets keeps the list complete.
 var keys = abi.NewKeySet(
-	"agentId", "agentName", "agent_type", "arguments", "cancelled", "cacheReadTokens", "chosenModel", "cacheWriteTokens", "code", "command", "content", "context", "copilotVersion", "cwd", "gitRoot",
+	"agentId", "agentName", "agent_type", "arguments", "cancelled", "cacheReadTokens", "chosenModel", "cacheWriteTokens", "code", "command", "content", "contentFilterTriggered", "context", "copilotVersion", "cwd", "gitRoot",
 	"currentModel", "data", "deltaContent", "description", "detailedContent", "encryptedContent", "ephemeral", "error",
-	"errorCode", "errorMessage", "errorReason", "errorType", "exitCode", "feedback", "hookType", "id", "infoType", "inputDelta", "inputTokens", "isAutopilotContinuation", "kind",
+	"errorCode", "errorMessage", "errorReason", "errorType", "exitCode", "feedback", "finishReason", "hookType", "id", "infoType", "inputDelta", "inputTokens", "isAutopilotContinuation", "kind",
 	"message", "messageId", "messagesCleared", "messagesRemovedDuringTruncation", "model", "modelMetrics", "name", "newModel", "outputTokens", "parentToolCallId", "prompt", "properties", "reason", "reasoningOpaque",
-	"reasoningText", "reasoningTokens", "result", "selectedModel", "sessionId", "shutdownType", "source", "statusCode",
+	"reasoningText", "reasoningTokens", "result", "selectedModel", "sessionId", "shellExecution", "shutdownType", "source", "statusCode",
 	"success", "summary", "summaryContent", "timestamp", "tool", "toolCallId", "toolName", "toolRequests", "toolTelemetry", "tokensRemovedDuringTruncation", "transformedContent", "type", "usage",
 )

@@ -175,13 +175,20 @@ func (n *normalizer) toolResult(d abi.Value, ts sdk.Str, out *sdk.Out) {
 		ok = !e.Exists() || e.Kind() == abi.KindNull
 	}
 	// The shell tools report success even when the command failed; the
-	// exit code is the output's last line.
-	if code, found := shellExit(r.Output.String()); found {
+	// exit code is the output's last line, and, in builds that state it
+	// apart (shellExecution.exitCode, kept because the persisted output
+	// may be stripped), that field.
+	code, found := shellExit(r.Output.String())
+	inOutput := found
+	if c, stated := d.Path("shellExecution", "exitCode").Int(); stated {
+		code, found = c, true
+	}
+	if found {
 		r.ExitCode = sdk.N(code)
 		if ok && code != 0 {
 			ok = false
 			msg := "exit code " + strconv.FormatInt(code, 10)
-			if l := lastOutputLine(r.Output.String()); l != "" {
+			if l := lastOutputLine(r.Output.String(), inOutput); l != "" {
 				msg += ": " + l
 			}
 			r.Error = sdk.S(msg)
@@ -250,10 +257,15 @@ func shellExit(out string) (int64, bool) {
 }
 
 // lastOutputLine is the last non-empty line of a shell output before its
-// exit-code line, clipped: where a failing command usually says why.
-func lastOutputLine(out string) string {
+// exit-code line (when exitLine says it ends with one), clipped: where a
+// failing command usually says why.
+func lastOutputLine(out string, exitLine bool) string {
 	lines := strings.Split(strings.TrimRight(out, " \t\r\n"), "\n")
-	for i := len(lines) - 2; i >= 0; i-- {
+	last := len(lines) - 1
+	if exitLine {
+		last--
+	}
+	for i := last; i >= 0; i-- {
 		if l := strings.TrimSpace(lines[i]); l != "" {
 			if len(l) > 300 {
 				n := 300

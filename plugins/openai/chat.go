@@ -18,7 +18,7 @@ type chatResp struct {
 	usage   sdk.Usage
 	tier    string // the service tier the chunks state, the last one stated
 	cost    statedCost
-	errored bool // a choice ended in content_filter
+	errored bool // a choice ended in content_filter, or refused
 	closed  bool
 }
 
@@ -31,7 +31,8 @@ type chatMsg struct {
 	text     int
 	refusal  int
 	textBuf  []byte // joined content, for the final answer (choice 0)
-	refBuf   []byte // joined refusal: the answer when there is no content
+	refBuf   []byte // joined refusal: the answer when there is no content (choice 0)
+	refused  bool   // the choice has a refusal
 	calls    []*chatCall
 	byIndex  map[int64]*chatCall // calls by fragment index
 	byID     map[string]*chatCall
@@ -360,9 +361,8 @@ func (n *normalizer) delta(r *chatResp, m *chatMsg, d abi.Value, out *sdk.Out) b
 	if rf := d.Get("refusal"); rf.Kind() == abi.KindString && !sdk.Text(rf).IsEmpty() {
 		out.Append(m.key, m.alloc(&m.refusal), sdk.BlockText, sdk.Text(rf))
 		said = true
-		if m.index == 0 {
-			m.refBuf = sdk.AppendText(m.refBuf, rf)
-		}
+		m.refused = true
+		m.refBuf = sdk.AppendText(m.refBuf, rf)
 	}
 	pos := int64(0)
 	it := d.Get("tool_calls").Iter()
@@ -569,17 +569,29 @@ func (n *normalizer) finishChoice(r *chatResp, m *chatMsg, out *sdk.Out) {
 	if m.finish == "" {
 		return
 	}
-	n.finishReason(r, m.finish, out)
+	refused := ""
+	if m.refused {
+		refused = sdk.Clip(string(m.refBuf), 200)
+	}
+	n.finishReason(r, m.finish, refused, out)
 }
 
-// finishReason reports the status a finish_reason implies.
-func (n *normalizer) finishReason(r *chatResp, reason string, out *sdk.Out) {
-	switch reason {
-	case "content_filter":
+// finishReason reports the status a finish_reason implies; refused is
+// the choice's refusal text ("" when it has none).
+func (n *normalizer) finishReason(r *chatResp, reason, refused string, out *sdk.Out) {
+	switch {
+	case reason == "content_filter":
 		r.errored = true
 		n.status(sdk.StatusError, sdk.S("content_filter: the output was withheld by the provider's content filter"), out)
 		return
-	case "length", "max_tokens":
+	case refused != "":
+		// The model declined to answer (message.refusal): an error, as
+		// an Anthropic stop_reason refusal is, and, like a content
+		// filter's, not overridden by another choice.
+		r.errored = true
+		n.status(sdk.StatusError, sdk.S(refusalError(refused)), out)
+		return
+	case reason == "length", reason == "max_tokens":
 		// The output was cut at the token limit: the same situation as
 		// a Responses "incomplete" (spec §6.7).
 		if !r.errored {
@@ -721,9 +733,11 @@ func (n *normalizer) completion(v abi.Value, out *sdk.Out) {
 				out.Final(sdk.Text(tr), true)
 			}
 		}
+		refused := ""
 		if rf := msg.Get("refusal"); rf.Kind() == abi.KindString && !sdk.Text(rf).IsEmpty() {
 			out.Block(key, slot, sdk.Block{Type: sdk.BlockText, Text: sdk.Text(rf)})
 			slot++
+			refused = sdk.Clip(sdk.Text(rf).String(), 200)
 			if idx == 0 && sdk.Text(content).IsEmpty() {
 				out.Final(sdk.Text(rf), true)
 			}
@@ -766,7 +780,9 @@ func (n *normalizer) completion(v abi.Value, out *sdk.Out) {
 		}
 		out.Close(key, e)
 		if fr := c.Get("finish_reason"); fr.Kind() == abi.KindString && !sdk.Text(fr).IsEmpty() {
-			n.finishReason(r, sdk.View(fr), out) // compared, copied by a concatenation
+			n.finishReason(r, sdk.View(fr), refused, out) // compared, copied by a concatenation
+		} else if refused != "" {
+			n.finishReason(r, "stop", refused, out)
 		} else if !r.errored {
 			// A body is a whole response even without a finish_reason.
 			n.status(sdk.StatusOK, sdk.Str{}, out)

@@ -181,6 +181,13 @@
 //     plugin does the same with an API response's max_tokens.
 //   - content_filter (either API): error. The provider withheld the
 //     output, so the step did not deliver an answer.
+//   - A refusal (Chat Completions' message.refusal or delta.refusal, a
+//     Responses refusal content part) in a response that otherwise ends
+//     ok: error, "refusal: the model declined to answer: <its text>"; the
+//     model declined to do what was asked, as the Claude plugin reads an
+//     Anthropic stop_reason refusal. The refusal stays the message's
+//     text and the final answer, and, like a content filter's, another
+//     choice does not override it.
 //   - Responses "failed": error with response.error.message; "cancelled":
 //     error.
 //   - An error body {error:{message,type,code}}, data: {"error":...} and

@@ -350,6 +350,12 @@ func (n *normalizer) status(st string, err sdk.Str, out *sdk.Out) {
 	out.Status(st, err, sdk.LevelTerminal)
 }
 
+// refusalError is the step's error for a response whose answer is a
+// refusal: the model's words, clipped.
+func refusalError(text string) string {
+	return "refusal: the model declined to answer: " + text
+}
+
 // toolKind maps a tool name to the transcript's tool kind where the name
 // makes it obvious; function names are the caller's own, so anything
 // else is "other".

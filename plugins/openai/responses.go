@@ -19,6 +19,7 @@ type resp struct {
 	counted bool // usage added to the step
 	items   []*item
 	slots   []*slot // in allocation order
+	refusal string  // the first refusal part's text, clipped: the answer is a refusal
 }
 
 // item is one output item, remembered across events by its id.
@@ -250,6 +251,7 @@ func (n *normalizer) event(v, typ abi.Value, out *sdk.Out) {
 	case evRefusalDone:
 		it := n.itemFor(sdk.View(v.Get("item_id")), "message", out)
 		idx, _ := v.Get("content_index").Int()
+		it.r.refuse(v.Get("refusal"))
 		n.snapText(it, int(idx), sdk.BlockText, v.Get("refusal"), out)
 	case evPartDone:
 		it := n.itemFor(sdk.View(v.Get("item_id")), "message", out)
@@ -414,6 +416,14 @@ func (n *normalizer) snapText(it *item, part int, typ string, v abi.Value, out *
 	out.Block(it.r.key, s.n, b)
 }
 
+// refuse notes a refusal part's text (the first one), which makes the
+// response an error when it completes.
+func (r *resp) refuse(v abi.Value) {
+	if t := sdk.Text(v); r.refusal == "" && !t.IsEmpty() {
+		r.refusal = sdk.Clip(t.String(), 200)
+	}
+}
+
 // snapPart sets a message content part: output_text or refusal.
 func (n *normalizer) snapPart(it *item, idx int, p abi.Value, out *sdk.Out) {
 	pt := p.Get("type")
@@ -421,6 +431,7 @@ func (n *normalizer) snapPart(it *item, idx int, p abi.Value, out *sdk.Out) {
 	case pt.Is("output_text"), pt.Is("text"):
 		n.snapText(it, idx, sdk.BlockText, p.Get("text"), out)
 	case pt.Is("refusal"):
+		it.r.refuse(p.Get("refusal"))
 		n.snapText(it, idx, sdk.BlockText, p.Get("refusal"), out)
 	case pt.Is("reasoning_text"):
 		n.snapText(it, idx, sdk.BlockThinking, p.Get("text"), out)
@@ -904,6 +915,11 @@ func (n *normalizer) responseObject(v, ev abi.Value, out *sdk.Out) {
 		moderation(mod, out)
 	}
 	switch {
+	case r.refusal != "" && (st.Is("completed") || !st.Exists() && ev.Is("response.completed")):
+		// The model declined to answer (a refusal content part): the
+		// response completed without the answer asked for, which is an
+		// error, as an Anthropic stop_reason refusal is.
+		n.status(sdk.StatusError, sdk.S(refusalError(r.refusal)), out)
 	case st.Is("completed") || !st.Exists() && (ev.Is("response.completed") || v.Get("object").Is("response.compaction")):
 		n.status(sdk.StatusOK, sdk.Str{}, out)
 	case st.Is("failed") || !st.Exists() && ev.Is("response.failed"):
