@@ -1012,28 +1012,9 @@ func TestSearchRanksASharedRowWhole(t *testing.T) {
 	} {
 		for _, size := range []int{1, 2, 3} {
 			t.Run(fmt.Sprintf("among %d, %d a page", tc.among, size), func(t *testing.T) {
-				q := Query{Text: "widget", Every: true, Limit: size, RankAmong: tc.among}
-				var got []string
-				seen := map[string]bool{}
-				for pages := 0; ; pages++ {
-					require.Less(t, pages, 20, "paging does not end")
-					res, err := ix.SearchResults(ctx, q)
-					require.NoError(t, err)
-					if pages == 0 && size < tc.among {
-						assert.Equal(t, tc.ranked, res.RankedAmong)
-					}
-					for _, h := range res.Hits {
-						k := fmt.Sprintf("%s %d", h.RunID, h.Seq)
-						assert.False(t, seen[k], "%s shown twice", k)
-						seen[k] = true
-						got = append(got, h.RunID)
-					}
-					if res.Next == nil {
-						break
-					}
-					q.From = res.Next
-				}
+				got, ranked := pagedRuns(t, ix, Query{Text: "widget", Every: true, Limit: size, RankAmong: tc.among})
 				if size < tc.among {
+					assert.Equal(t, tc.ranked, ranked)
 					assert.ElementsMatch(t, tc.want, got)
 				}
 			})
@@ -1279,31 +1260,38 @@ func TestSearchRanksSharedAcrossRunsLast(t *testing.T) {
 	} {
 		for _, size := range []int{1, 2, 3} {
 			t.Run(fmt.Sprintf("among %d, %d a page", tc.among, size), func(t *testing.T) {
-				q := Query{Text: "widget", Every: true, Limit: size, RankAmong: tc.among}
-				var got []string
-				seen := map[string]bool{}
-				for pages := 0; ; pages++ {
-					require.Less(t, pages, 20, "paging does not end")
-					res, err := ix.SearchResults(ctx, q)
-					require.NoError(t, err)
-					if pages == 0 && size < tc.among {
-						assert.Equal(t, tc.ranked, res.RankedAmong)
-					}
-					for _, h := range res.Hits {
-						k := fmt.Sprintf("%s %d", h.RunID, h.Seq)
-						assert.False(t, seen[k], "%s shown twice", k)
-						seen[k] = true
-						got = append(got, h.RunID)
-					}
-					if res.Next == nil {
-						break
-					}
-					q.From = res.Next
-				}
+				got, ranked := pagedRuns(t, ix, Query{Text: "widget", Every: true, Limit: size, RankAmong: tc.among})
 				if size < tc.among {
+					assert.Equal(t, tc.ranked, ranked)
 					assert.ElementsMatch(t, tc.want, got)
 				}
 			})
 		}
+	}
+}
+
+// pagedRuns reads every page of q's hits, checking that none is shown
+// twice, and returns their runs in order and the first page's
+// RankedAmong.
+func pagedRuns(t *testing.T, ix *Index, q Query) (runs []string, rankedAmong int) {
+	t.Helper()
+	seen := map[string]bool{}
+	for pages := 0; ; pages++ {
+		require.Less(t, pages, 20, "paging does not end")
+		res, err := ix.SearchResults(context.Background(), q)
+		require.NoError(t, err)
+		if pages == 0 {
+			rankedAmong = res.RankedAmong
+		}
+		for _, h := range res.Hits {
+			k := fmt.Sprintf("%s %d", h.RunID, h.Seq)
+			assert.False(t, seen[k], "%s shown twice", k)
+			seen[k] = true
+			runs = append(runs, h.RunID)
+		}
+		if res.Next == nil {
+			return runs, rankedAmong
+		}
+		q.From = res.Next
 	}
 }
