@@ -58,18 +58,44 @@
 // looked up by its hash in docs_run, which holds it for that: reading
 // the run's rows instead took a grown run of 20,000 documents from 2 to
 // 25 ms an update), and a run removed or read again takes its rows
-// along. Across runs a
-// text keeps a row per run: search folds those hits, and bm25 counts
-// them. A build took 0.94-0.98x the CPU (TestIndexChild on a 128 MiB
+// along. A build took 0.94-0.98x the CPU (TestIndexChild on a 128 MiB
 // BenchmarkIndexBuild archive, 5.1% of whose documents repeat in their
 // run) and its index 0.92x the bytes (0.95x with thash in docs_run).
+//
+// An injected text (a system prompt, injected context: crossRun, the
+// documents search ranks below the rest) is indexed once for the whole
+// index: every run's document with that text, kind, role and tool
+// shares one fts row, noted in the texts table (found by the text's
+// hash, texts_hash; docs.fid below 0), so that bm25 counts the
+// instructions sent in every session once, as it counts a run's
+// repeated text once. The rule is the text's alone: a build from
+// nothing, in any order, and one made as runs grew share the same rows.
+// Every document is still a hit of its own (its run, step, time,
+// outcome), filtered by its own fields. A row lives while a document
+// shares it: a run removed or read again deletes the rows of texts no
+// other document shares (removeTx, through docs_shared: the documents
+// count the row's users, no count to keep), and keeps the others. The
+// rows of texts are numbered below 0 (from textBase up), never a
+// document's id, so that a row kept for other runs is never a new
+// document's (documents are numbered from the largest id, which a run
+// removed may have held). Any other text keeps a row per run: a new
+// session's answer that repeats an old one must count as new for the
+// newest ranked (below), and a shared row is told by its number. A
+// build took 0.86-0.89x the CPU of schema 12's (TestIndexChild on a
+// 256 MiB BenchmarkIndexBuild archive, 36% of whose tokens are system
+// prompts and 4.5% injected context; see pendingBytes).
 //
 // Hits are ranked by FTS5's rank (bm25), which SQLite computes for every
 // match before the first row: a word in 200,000 messages took 0.3 s of
 // CPU for a page of 50. So a query whose words and filters match more
 // documents than Query.RankAmong (DefaultRankAmong, 2,000) and that asks
-// for fewer rows ranks only the newest that many, by document id (the
-// order the index read them). Its first page is one FTS5 statement
+// for fewer rows ranks only the newest that many, by fts row (a
+// document's own row is its id, the order the index read them): the
+// rows a run owns come first, newest first, then the rows shared across
+// runs (texts, below 0: injected text, which ranks below the rest
+// anyway), newest first, however new the runs that share them, so a
+// bounded ranking spends its budget on what a person or the model wrote
+// (TestSearchRanksSharedAcrossRunsLast). Its first page is one FTS5 statement
 // (newestRanked): the matches of its words, tags and filters read in
 // FTS5's order of ids, newest first, each with its rank, up to the
 // (RankAmong+1)th; the newest RankAmong of them (all, when fewer match;
@@ -131,9 +157,9 @@
 //     database, is damaged or has another schema is deleted and rebuilt,
 //     and Open says why; an earlier schema that differs from this one by
 //     its SQL indexes alone is migrated in place instead, in one
-//     transaction (migrations: none today, since schema 12's change of
-//     what goes into fts, a run's repeated text once, needs a rebuild,
-//     as 11's and 10's did). Whose file index.db is is decided
+//     transaction (migrations: none today, since schema 13's change of
+//     what goes into fts, an injected text once for every run, needs a
+//     rebuild, as 12's, 11's and 10's did). Whose file index.db is is decided
 //     before anything writes to it: a link (symbolic or hard) at
 //     index.db or at its -wal or -shm, or a database holding other
 //     tables (read read-only, as an immutable file), is not the index:

@@ -19,7 +19,7 @@ import (
 // to this one. A change both an older and a newer twasm read alike is
 // not one: a settled tool call's call id, cleared since schema 10 was
 // first built (docs.call_id), left it at 10.
-const schemaVersion = "12"
+const schemaVersion = "13"
 
 // migration brings an index of one schema version to the next without
 // reading a transcript again: a change of the tables alone (an index of
@@ -27,7 +27,11 @@ const schemaVersion = "12"
 type migration struct{ to, sql string }
 
 // migrations by the version they start from; an index of a version not
-// here (nor this twasm's) is rebuilt. None today: schema 12 indexes a
+// here (nor this twasm's) is rebuilt. None today: schema 13 indexes an
+// injected text (a system prompt, injected context) once for every run
+// that has it (a row of texts, docs.fid below 0), where 12 gave each run
+// a row of its own: what goes into fts changed, so an index of 12 is
+// rebuilt. Schema 12 indexes a
 // text a run repeats once (docs.fid), where 11 gave every document an
 // fts row of its own: what goes into fts changed, so an index of 11 is
 // rebuilt. Schema 11 indexes a
@@ -122,19 +126,32 @@ CREATE TABLE docs(
   -- without reading them (the same instructions in every session).
   thash INTEGER NOT NULL,
   -- fid: NULL when the document's text is its own fts row (rowid = id);
-  -- else the id of the earlier document of its run whose fts row holds
-  -- the same text, kind, role and tool (a text the run repeats: context
-  -- injected again, a system prompt sent each turn, a repeated tool
-  -- output), which the document shares: bm25 counts a run's text once.
+  -- above 0, the id of the earlier document of its run whose fts row
+  -- holds the same text, kind, role and tool (a text the run repeats: a
+  -- repeated tool output, an answer said again), which the document
+  -- shares: bm25 counts a run's text once; below 0, the row of texts
+  -- (and of fts) that every run's injected document with that text,
+  -- kind, role and tool shares (a system prompt, injected context:
+  -- crossRun), counted once in the whole index.
   fid INTEGER
 );
+-- texts: the fts rows shared across runs (crossRun: injected text), by
+-- their text's hash, kind, role and tool, through which a run finds the
+-- row of an injected text another run has (texts_hash). Their ids are
+-- their fts rowids, below 0 (from textBase up, never a document's id,
+-- so that a row kept for other runs is never a new document's), and a
+-- row lives while a document shares it: a run removed or read again
+-- deletes the rows no other document names (removeTx, by docs_shared).
+CREATE TABLE texts(id INTEGER PRIMARY KEY, thash INTEGER NOT NULL, kind INTEGER NOT NULL, role TEXT NOT NULL, tool TEXT NOT NULL);
+CREATE INDEX texts_hash ON texts(thash);
 -- docs_run: a run's documents (removeTx), by its call id a tool call's
 -- (outcomeSQL), and by its text's hash the document of a grown run whose
 -- fts row a new one shares (textRowSQL): one index for all three, the
 -- call id '' for every document but a call waiting for its result.
 CREATE INDEX docs_run ON docs(rid, call_id, thash);
 -- docs_shared: the documents sharing another's fts row, by that row,
--- through which a match of the row finds them all (searchWhere); the
+-- through which a match of the row finds them all (searchWhere) and a
+-- run removed finds whether another still shares a row of texts; the
 -- others (fid NULL) are not in it.
 CREATE INDEX docs_shared ON docs(fid) WHERE fid IS NOT NULL;
 CREATE INDEX runs_started ON runs(started DESC, run_id);
@@ -228,11 +245,17 @@ type Index struct {
 // text across the archive 0.49x (94.6% of its tokens repeat an earlier
 // document: the archive is its inputs copied). Within its run is done
 // since schema 12 (docs.fid: bm25 counts a run's repeated text once).
-// Across runs is not: a row shared by runs would change bm25's counts
-// again (a text in a thousand sessions would count once), would have to
-// count its documents before a run leaves it, and RankAmong's newest
-// would be told by the row's first document, years old for a new
-// session's system prompt. Measured on top of schema 12 (an experiment:
+// Across runs, since schema 13, for injected text alone (crossRun:
+// texts, docs.fid below 0; a row lives while a document shares it, and
+// the rows shared across runs come after a run's own in RankAmong's
+// newest, see doc.go): 0.867, 0.864 and 0.894x schema 12's CPU
+// (TestIndexChild on a 256 MiB archive, perf stat task-clock, the two
+// builds side by side, 3 rounds, load 44-58 on 2 cores: 14.5-15.8 s
+// against 16.8-18.0 s). Tool outputs shared across runs as well:
+// 0.72-0.74x, not taken: 95% of the archive's tool-output tokens
+// repeat another run's because it is its inputs copied, where across
+// its 595 distinct seed sessions 6.6% do, and a new session's output
+// would count as old for RankAmong's newest. Measured on top of schema 12 (an experiment:
 // one map of texts for the whole build, no lookup in the index, so not
 // what an incremental build would share; farm-bench -n 7 --vs schema
 // 12's build, 128 MiB archive): injected context and system prompts

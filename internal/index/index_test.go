@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/cespare/xxhash/v2"
 	"github.com/stretchr/testify/assert"
@@ -1011,31 +1012,286 @@ func TestSearchRanksASharedRowWhole(t *testing.T) {
 	} {
 		for _, size := range []int{1, 2, 3} {
 			t.Run(fmt.Sprintf("among %d, %d a page", tc.among, size), func(t *testing.T) {
-				q := Query{Text: "widget", Every: true, Limit: size, RankAmong: tc.among}
-				var got []string
-				seen := map[string]bool{}
-				for pages := 0; ; pages++ {
-					require.Less(t, pages, 20, "paging does not end")
-					res, err := ix.SearchResults(ctx, q)
-					require.NoError(t, err)
-					if pages == 0 && size < tc.among {
-						assert.Equal(t, tc.ranked, res.RankedAmong)
-					}
-					for _, h := range res.Hits {
-						k := fmt.Sprintf("%s %d", h.RunID, h.Seq)
-						assert.False(t, seen[k], "%s shown twice", k)
-						seen[k] = true
-						got = append(got, h.RunID)
-					}
-					if res.Next == nil {
-						break
-					}
-					q.From = res.Next
-				}
+				got, ranked := pagedRuns(t, ix, Query{Text: "widget", Every: true, Limit: size, RankAmong: tc.among})
 				if size < tc.among {
+					assert.Equal(t, tc.ranked, ranked)
 					assert.ElementsMatch(t, tc.want, got)
 				}
 			})
 		}
+	}
+}
+
+// injected records a message.user of one text block the agent's tooling
+// injected (origin injected_context), as a plugin writes context it
+// sends again every turn.
+func injected(ctx context.Context, s *lifecycle.Step, text string) error {
+	b := transcript.Block{Type: transcript.BlockText, Fidelity: transcript.FidelityRouter, Text: text, Origin: transcript.OriginInjected}
+	return s.Record(ctx, &transcript.Event{Type: transcript.MessageUser, Payload: &transcript.MessagePayload{Role: "user", Blocks: []transcript.Block{b}}})
+}
+
+// crossRows is how many rows shared across runs the index holds (texts),
+// and how many documents share them.
+func crossRows(t *testing.T, ix *Index) (rows, docs int) {
+	t.Helper()
+	ctx := context.Background()
+	require.NoError(t, ix.db.QueryRowContext(ctx, `SELECT count(*) FROM texts`).Scan(&rows))
+	require.NoError(t, ix.db.QueryRowContext(ctx, `SELECT count(*) FROM docs WHERE fid < 0`).Scan(&docs))
+	return rows, docs
+}
+
+// TestInjectedTextSharedAcrossRuns: a system prompt or injected context
+// (crossRun) is one fts row for every run that has it (texts), whether
+// a run is read whole or grows, and in any order; every document is
+// still a hit of its own (its run, seq, step), found by its own
+// filters. A run removed or read again leaves the row while another
+// run's document shares it, and takes it with the last; a new run's
+// documents, whose ids may be those of a removed run's, never match the
+// kept row.
+func TestInjectedTextSharedAcrossRuns(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	store := recorder.NewStore(root)
+	const system = "kappa lambda house rules"
+	turns := func(name string, n int) func(ctx context.Context, s *lifecycle.Step) error {
+		return func(ctx context.Context, s *lifecycle.Step) error {
+			for i := range n {
+				if err := s.UserMessage(ctx, fmt.Sprintf("question %s%d", name, i), system); err != nil {
+					return err
+				}
+				if err := injected(ctx, s, "kappa injected "+name); err != nil { // this run's own context
+					return err
+				}
+			}
+			return nil
+		}
+	}
+	a := recordSteps(t, root, turns("a", 2))
+	b := recordSteps(t, root, turns("b", 2))
+	run, err := lifecycle.Start(ctx, store, lifecycle.RunOptions{Name: "grows"})
+	require.NoError(t, err)
+	require.NoError(t, run.StepAt(ctx, "one", 0, transcript.KindAgent, turns("c", 1)))
+	require.NoError(t, run.Detach())
+	c := run.RunID()
+	ix, _ := openUpdated(t, root)
+	rows, docs := crossRows(t, ix)
+	assert.Equal(t, 4, rows, "the system prompt once, each run's context once")
+	assert.Equal(t, 10, docs)
+	assert.Equal(t, 4+5, ftsRows(t, ix), "the shared rows and the five prompts")
+
+	// Grown by a second turn: read from where indexing stopped, it
+	// shares the rows (the system prompt's with every run).
+	run, err = lifecycle.Attach(ctx, store, c, lifecycle.RunOptions{})
+	require.NoError(t, err)
+	require.NoError(t, run.StepAt(ctx, "two", 0, transcript.KindAgent, func(ctx context.Context, s *lifecycle.Step) error {
+		if err := s.UserMessage(ctx, "question c1", system); err != nil {
+			return err
+		}
+		return injected(ctx, s, "kappa injected c")
+	}))
+	require.NoError(t, run.Finish(ctx, nil))
+	st, err := ix.Update(ctx)
+	require.NoError(t, err)
+	require.Equal(t, 1, st.Indexed)
+	require.Equal(t, 0, st.Reindexed)
+	rows, docs = crossRows(t, ix)
+	assert.Equal(t, 4, rows)
+	assert.Equal(t, 12, docs)
+	assert.Equal(t, 4+6, ftsRows(t, ix))
+
+	every := search(t, ix, Query{Text: `"kappa lambda"`, Every: true})
+	require.Len(t, every, 6, "each run's each turn a hit")
+	runsOf := map[string][]string{}
+	for _, h := range every {
+		assert.True(t, h.Injected)
+		assert.Equal(t, "user", h.Role)
+		runsOf[h.RunID] = append(runsOf[h.RunID], h.Path)
+	}
+	assert.Len(t, runsOf[a], 2)
+	assert.Len(t, runsOf[b], 2)
+	assert.ElementsMatch(t, []string{"one", "two"}, runsOf[c], "each found at its own step")
+	folded := search(t, ix, Query{Text: `"kappa lambda"`})
+	require.Len(t, folded, 1)
+	assert.Equal(t, 5, folded[0].Also)
+	for _, q := range []Query{{Run: b[:8]}, {Role: "user"}, {Kind: "text"}, {Tool: "Bash"}, {Role: "assistant"}, {Run: c[:8], Since: time.Now().Add(time.Hour)}} {
+		q.Text, q.Every = "kappa lambda", true
+		var want []string
+		for _, h := range every {
+			if (q.Run == "" || strings.HasPrefix(h.RunID, q.Run)) && (q.Role == "" || q.Role == h.Role) && q.Tool == "" && q.Since.IsZero() {
+				want = append(want, fmt.Sprintf("%s %d", h.RunID, h.Seq))
+			}
+		}
+		var got []string
+		for _, h := range search(t, ix, q) {
+			got = append(got, fmt.Sprintf("%s %d", h.RunID, h.Seq))
+		}
+		assert.ElementsMatch(t, want, got, "%+v", q)
+	}
+	for _, name := range []string{"a", "b", "c"} {
+		hits := search(t, ix, Query{Text: "injected " + name, Every: true})
+		assert.Len(t, hits, map[string]int{"a": 2, "b": 2, "c": 2}[name], name)
+	}
+
+	// Built from nothing, in another order: the same rows shared, the
+	// same hits.
+	fresh, _ := openUpdated(t, copyTranscripts(t, root))
+	rows, docs = crossRows(t, fresh)
+	assert.Equal(t, []int{4, 12}, []int{rows, docs})
+	assert.Equal(t, 4+6, ftsRows(t, fresh))
+	assert.ElementsMatch(t, hitKeys(every), hitKeys(search(t, fresh, Query{Text: `"kappa lambda"`, Every: true})))
+
+	// c, the newest, rewritten (read again from the start), then
+	// removed: the system prompt's row stays for a and b, c's own
+	// context goes.
+	path := func(id string) string { return filepath.Join(root, "transcripts", id+".jsonl") }
+	orig, err := os.ReadFile(path(c))
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(path(c), append([]byte(strings.SplitAfter(string(orig), "\n")[1]), orig...), 0o600))
+	st, err = ix.Check(ctx)
+	require.NoError(t, err)
+	require.Equal(t, 1, st.Reindexed)
+	assert.Len(t, search(t, ix, Query{Text: `"kappa lambda"`, Every: true}), 6)
+	require.NoError(t, os.Remove(path(c)))
+	_, err = ix.Update(ctx)
+	require.NoError(t, err)
+	rows, docs = crossRows(t, ix)
+	assert.Equal(t, []int{3, 8}, []int{rows, docs}, "c's context gone, the system prompt kept")
+	assert.Empty(t, search(t, ix, Query{Text: "injected c"}))
+
+	// A new run (its documents numbered where c's were) with other
+	// texts: the kept row is still a's and b's alone.
+	d := recordSteps(t, root, turns("d", 1))
+	_, err = ix.Update(ctx)
+	require.NoError(t, err)
+	hits := search(t, ix, Query{Text: `"kappa lambda"`, Every: true})
+	require.Len(t, hits, 5)
+	var dHits int
+	for _, h := range hits {
+		if h.RunID == d {
+			dHits++
+		}
+	}
+	assert.Equal(t, 1, dHits)
+	assert.Len(t, search(t, ix, Query{Text: "question d0", Every: true}), 1)
+
+	// The last run that shares a row takes it along.
+	for _, id := range []string{a, b, d} {
+		require.NoError(t, os.Remove(path(id)))
+		_, err = ix.Update(ctx)
+		require.NoError(t, err)
+	}
+	rows, docs = crossRows(t, ix)
+	assert.Equal(t, []int{0, 0}, []int{rows, docs})
+	assert.Equal(t, 0, ftsRows(t, ix), "no row left behind")
+	assert.Empty(t, search(t, ix, Query{Text: "kappa"}))
+}
+
+// TestSearchRanksInjectedTextOnceAcrossRuns: bm25 counts an injected
+// text once in the whole index, however many runs have it. Eight runs
+// are given "alpha beta" as context, one run a context of 24 words with
+// four alphas (TestSearchRanksARunsTextOnce's numbers: counted eight
+// times, the short text ranks first; counted once, the long one).
+func TestSearchRanksInjectedTextOnceAcrossRuns(t *testing.T) {
+	root := t.TempDir()
+	var repeats []string
+	for range 8 {
+		repeats = append(repeats, recordSteps(t, root, func(ctx context.Context, s *lifecycle.Step) error {
+			return injected(ctx, s, "alpha beta")
+		}))
+	}
+	long := recordSteps(t, root, func(ctx context.Context, s *lifecycle.Step) error {
+		return injected(ctx, s, "alpha one two three four five alpha six seven eight nine ten alpha eleven twelve thirteen fourteen fifteen alpha sixteen seventeen eighteen nineteen twenty")
+	})
+	ix, st := openUpdated(t, root)
+	assert.Equal(t, 9, st.Docs)
+	assert.Equal(t, 2, ftsRows(t, ix))
+	hits := search(t, ix, Query{Text: "alpha"})
+	require.Len(t, hits, 2)
+	assert.Equal(t, long, hits[0].RunID, "the long text first: bm25 over the index's distinct injected texts")
+	assert.Contains(t, repeats, hits[1].RunID)
+	assert.Equal(t, 7, hits[1].Also)
+	var runs []string
+	for _, h := range search(t, ix, Query{Text: "beta", Every: true}) {
+		runs = append(runs, h.RunID)
+	}
+	assert.ElementsMatch(t, repeats, runs, "each run's context a hit of its run")
+}
+
+// TestSearchRanksSharedAcrossRunsLast: when more documents match than
+// are ranked (Query.RankAmong), the newest are those of rows a run owns
+// (what a person or the model wrote, newest first), then the rows
+// shared across runs (injected text, which ranks below the rest
+// anyway), however new the runs sharing them: a row shared across runs
+// is numbered below every document. A bound that falls among a shared
+// row's documents ranks them all, and the pages after the first show
+// every hit ranked once.
+func TestSearchRanksSharedAcrossRunsLast(t *testing.T) {
+	root := t.TempDir()
+	ix, _ := openUpdated(t, root)
+	ctx := context.Background()
+	update := func(id string) string {
+		_, err := ix.Update(ctx) // indexed in this order: the last newest
+		require.NoError(t, err)
+		return id
+	}
+	oldest := update(recordSteps(t, root, func(ctx context.Context, s *lifecycle.Step) error {
+		return s.AssistantMessage(ctx, transcript.TextBlock("widget oldest"))
+	}))
+	var shared []string
+	for range 4 {
+		shared = append(shared, update(recordSteps(t, root, func(ctx context.Context, s *lifecycle.Step) error {
+			return injected(ctx, s, "widget again")
+		})))
+	}
+	newest := update(recordSteps(t, root, func(ctx context.Context, s *lifecycle.Step) error {
+		return s.AssistantMessage(ctx, transcript.TextBlock("widget newest"))
+	}))
+	all := append([]string{newest, oldest}, shared...)
+	for _, tc := range []struct {
+		among  int
+		ranked int
+		want   []string // the runs of the hits, as a set
+	}{
+		{1, 1, []string{newest}},
+		{2, 2, []string{newest, oldest}},
+		{3, 3, all},
+		{5, 5, all},
+		{6, 0, all},
+	} {
+		for _, size := range []int{1, 2, 3} {
+			t.Run(fmt.Sprintf("among %d, %d a page", tc.among, size), func(t *testing.T) {
+				got, ranked := pagedRuns(t, ix, Query{Text: "widget", Every: true, Limit: size, RankAmong: tc.among})
+				if size < tc.among {
+					assert.Equal(t, tc.ranked, ranked)
+					assert.ElementsMatch(t, tc.want, got)
+				}
+			})
+		}
+	}
+}
+
+// pagedRuns reads every page of q's hits, checking that none is shown
+// twice, and returns their runs in order and the first page's
+// RankedAmong.
+func pagedRuns(t *testing.T, ix *Index, q Query) (runs []string, rankedAmong int) {
+	t.Helper()
+	seen := map[string]bool{}
+	for pages := 0; ; pages++ {
+		require.Less(t, pages, 20, "paging does not end")
+		res, err := ix.SearchResults(context.Background(), q)
+		require.NoError(t, err)
+		if pages == 0 {
+			rankedAmong = res.RankedAmong
+		}
+		for _, h := range res.Hits {
+			k := fmt.Sprintf("%s %d", h.RunID, h.Seq)
+			assert.False(t, seen[k], "%s shown twice", k)
+			seen[k] = true
+			runs = append(runs, h.RunID)
+		}
+		if res.Next == nil {
+			return runs, rankedAmong
+		}
+		q.From = res.Next
 	}
 }

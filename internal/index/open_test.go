@@ -33,12 +33,13 @@ func TestOpenRebuilds(t *testing.T) {
 			require.NoError(t, err)
 			require.NoError(t, db.Close())
 		}},
-		{"the previous schema", "index schema 11, this twasm writes 12", func(t *testing.T, path string) {
-			// Schema 11 (every document had an fts row of its own, no
-			// docs.fid; the tables here are fewer still): rebuilt.
+		{"the previous schema", "index schema 12, this twasm writes 13", func(t *testing.T, path string) {
+			// Schema 12 (each run had a row of its own for an injected
+			// text, no texts table; the tables here are fewer still):
+			// rebuilt.
 			db, err := sql.Open("sqlite", "file:"+path)
 			require.NoError(t, err)
-			_, err = db.Exec(`CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL); INSERT INTO meta VALUES('schema', '11');
+			_, err = db.Exec(`CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL); INSERT INTO meta VALUES('schema', '12');
 CREATE TABLE runs(rid INTEGER PRIMARY KEY, run_id TEXT NOT NULL UNIQUE); CREATE TABLE docs(id INTEGER PRIMARY KEY, rid INTEGER NOT NULL, thash INTEGER NOT NULL);
 CREATE VIRTUAL TABLE fts USING fts5(text, tags, content = '', contentless_delete = 1)`)
 			require.NoError(t, err)
@@ -76,14 +77,14 @@ CREATE VIRTUAL TABLE fts USING fts5(text, tags, content = '', contentless_delete
 	assert.Error(t, err)
 }
 
-// TestOpenMigrates: with a migration from 11 that adds runs_project (a
-// change of the SQL indexes alone, as a migration may make; schema 12
-// changed more, see migrations), an index of "schema 11" (this one
-// without runs_project) is brought to 12 in place: not rebuilt, its runs
+// TestOpenMigrates: with a migration from 12 that adds runs_project (a
+// change of the SQL indexes alone, as a migration may make; schema 13
+// changed more, see migrations), an index of "schema 12" (this one
+// without runs_project) is brought to 13 in place: not rebuilt, its runs
 // kept without reading a transcript again, the index there, the
 // projects the same; an index that cannot be migrated is rebuilt,
 // saying why; and without the migration (Open, today's migrations), an
-// index of 11 is rebuilt.
+// index of 12 is rebuilt.
 func TestOpenMigrates(t *testing.T) {
 	ctx := context.Background()
 	root := t.TempDir()
@@ -96,15 +97,15 @@ func TestOpenMigrates(t *testing.T) {
 	want, err := ix.Projects(ctx)
 	require.NoError(t, err)
 	require.NoError(t, ix.Close())
-	schema11 := func(t *testing.T, extra string) {
+	schema12 := func(t *testing.T, extra string) {
 		db, err := sql.Open("sqlite", "file:"+File(root))
 		require.NoError(t, err)
-		_, err = db.Exec(`DROP INDEX runs_project; UPDATE meta SET value = '11' WHERE key = 'schema'; ` + extra)
+		_, err = db.Exec(`DROP INDEX runs_project; UPDATE meta SET value = '12' WHERE key = 'schema'; ` + extra)
 		require.NoError(t, err)
 		require.NoError(t, db.Close())
 	}
-	ms := map[string]migration{"11": {"12", `CREATE INDEX runs_project ON runs(parent_run_id, project)`}}
-	schema11(t, "")
+	ms := map[string]migration{"12": {"13", `CREATE INDEX runs_project ON runs(parent_run_id, project)`}}
+	schema12(t, "")
 
 	ix, why, err := openWith(ctx, root, ms)
 	require.NoError(t, err)
@@ -124,24 +125,24 @@ func TestOpenMigrates(t *testing.T) {
 	assert.Equal(t, 0, st.Indexed, "no transcript read again")
 	require.NoError(t, ix.Close())
 
-	// Schema 11 with runs_project already there (made by hand): the
+	// Schema 12 with runs_project already there (made by hand): the
 	// migration fails, and the index is rebuilt.
-	schema11(t, `CREATE INDEX runs_project ON runs(parent_run_id, project)`)
+	schema12(t, `CREATE INDEX runs_project ON runs(parent_run_id, project)`)
 	ix, why, err = openWith(ctx, root, ms)
 	require.NoError(t, err)
-	assert.Contains(t, why, "migrate 11 to 12")
+	assert.Contains(t, why, "migrate 12 to 13")
 	st, err = ix.Update(ctx)
 	require.NoError(t, err)
 	assert.Equal(t, 2, st.Indexed)
 	require.NoError(t, ix.Close())
 
-	// Schema 11 as it is found on users' machines: rebuilt (each of
-	// its documents has an fts row of its own, no docs.fid).
-	schema11(t, "")
+	// Schema 12 as it is found on users' machines: rebuilt (each run
+	// has a row of its own for an injected text, no texts table).
+	schema12(t, "")
 	ix, why, err = Open(ctx, root)
 	require.NoError(t, err)
 	defer ix.Close()
-	assert.Contains(t, why, "index schema 11, this twasm writes 12")
+	assert.Contains(t, why, "index schema 12, this twasm writes 13")
 	st, err = ix.Update(ctx)
 	require.NoError(t, err)
 	assert.Equal(t, 2, st.Indexed)

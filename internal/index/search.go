@@ -94,8 +94,9 @@ type Cursor struct {
 	Rows  int `json:"n"`
 	Shown int `json:"s"`
 	// After and Top: the matches ranked are the fts rows above After
-	// (-1: all; the documents sharing a row, docs.fid, rank with it)
-	// and the documents at most Top. RankedAmong is the first page's
+	// (allRows, -1: all; the documents sharing a row, docs.fid, rank
+	// with it; the rows shared across runs, texts, are below 0) and the
+	// documents at most Top. RankedAmong is the first page's
 	// Results.RankedAmong.
 	After       int64 `json:"a"`
 	Top         int64 `json:"m"`
@@ -294,7 +295,7 @@ func (ix *Index) SearchResults(ctx context.Context, q Query) (Results, error) {
 	// Ranking computes the rank of every match before the first row:
 	// when more than among match, the newest among are ranked. A page
 	// after the first ranks what the first did.
-	var after, top int64 = -1, 0
+	var after, top int64 = allRows, 0
 	var useTags bool
 	if q.From != nil {
 		after, top, res.RankedAmong, useTags = q.From.After, q.From.Top, q.From.RankedAmong, q.From.Tags
@@ -579,9 +580,14 @@ func tagsExpr(q Query) string {
 	return strings.Join(and, " AND ")
 }
 
+// allRows, as the bound after which fts rows are ranked (Cursor.After),
+// ranks them all: no fts row is -1 (a document's own row is its id, from
+// 1 up; a row shared across runs is below -1<<62, textBase).
+const allRows = -1
+
 // searchSQL is the statement of a search and its arguments: expr the
 // FTS5 expression of the words (words: there are some); after, when not
-// -1, leaves out the documents whose id is not above it (the matches
+// allRows, leaves out the documents whose id is not above it (the matches
 // older than the newest Query.RankAmong, or than the oldest: newestRanked),
 // and top, when not 0, those above it (the newest when the first page
 // was read: Cursor). The order is total, by document id last, and each
@@ -593,7 +599,7 @@ func searchSQL(q Query, expr string, words bool, after, top int64) (string, []an
 	if words {
 		order, rank = `injected, fts.rank, d.ts DESC, d.id DESC`, `fts.rank`
 	}
-	if after >= 0 {
+	if after != allRows {
 		where += ` AND fts.rowid > ?`
 		args = append(args, after)
 	}
@@ -644,13 +650,14 @@ func (ix *Index) newestRanked(ctx context.Context, q Query, expr string, among i
 	if err != nil {
 		return nil, -1, false, err
 	}
-	after = -1
+	after = allRows
 	switch {
 	case len(keys) > among:
 		after, bounded = ftsRows[among], true
 		if ftsRows[among-1] == after {
 			// The bound falls among the documents sharing one fts row
-			// (a text their run repeats: docs.fid), which rank as one:
+			// (a text their run repeats, or an injected text shared
+			// across runs: docs.fid), which rank as one:
 			// the row is ranked whole, with its documents the
 			// statement left out, so that the pages after (fts.rowid
 			// above after) leave none out.
@@ -775,7 +782,8 @@ func searchWhere(q Query, expr string, words bool) (string, string, []any) {
 	from := `docs d`
 	if words {
 		// A match is an fts row: the document whose id it is and
-		// those of its run sharing it (docs.fid: the text repeated).
+		// those sharing it (docs.fid: the text its run repeats, or an
+		// injected text every run that has it shares, a row of texts).
 		from = `fts JOIN docs d ON (d.id = fts.rowid OR d.fid = fts.rowid)`
 		where = append([]string{"fts MATCH ?"}, where...)
 		args = append(args, expr)

@@ -416,6 +416,10 @@ type batch struct {
 	// textRow finds the fts row a grown run already has for a text
 	// (textRowSQL).
 	textRow *sql.Stmt
+	// textFind and textAdd find and add a row shared across runs
+	// (crossRun: texts), nextText the id of the next one added.
+	textFind, textAdd *sql.Stmt
+	nextText          int64
 }
 
 // docRow is a document's row in docs.
@@ -572,6 +576,10 @@ func (b *batch) begin(ctx context.Context) error {
 		b.rollback()
 		return fmt.Errorf("index: %w", err)
 	}
+	if err = tx.QueryRowContext(ctx, `SELECT coalesce(max(id), ?) + 1 FROM texts`, textBase).Scan(&b.nextText); err != nil {
+		b.rollback()
+		return fmt.Errorf("index: %w", err)
+	}
 	for _, st := range []struct {
 		stmt **sql.Stmt
 		q    string
@@ -585,6 +593,8 @@ func (b *batch) begin(ctx context.Context) error {
 		{&b.saveRun, saveRunSQL},
 		{&b.fileRow, fileSQL},
 		{&b.textRow, textRowSQL},
+		{&b.textFind, textFindSQL},
+		{&b.textAdd, `INSERT INTO texts(id, thash, kind, role, tool) VALUES(?, ?, ?, ?, ?)`},
 	} {
 		if *st.stmt, err = tx.PrepareContext(ctx, st.q); err != nil {
 			b.rollback()
@@ -595,12 +605,12 @@ func (b *batch) begin(ctx context.Context) error {
 }
 
 func (b *batch) closeStmts() {
-	for _, s := range []*sql.Stmt{b.doc, b.docChunk, b.maxDoc, b.text, b.outcome, b.setStatus, b.saveRun, b.fileRow, b.textRow} {
+	for _, s := range []*sql.Stmt{b.doc, b.docChunk, b.maxDoc, b.text, b.outcome, b.setStatus, b.saveRun, b.fileRow, b.textRow, b.textFind, b.textAdd} {
 		if s != nil {
 			s.Close()
 		}
 	}
-	b.doc, b.docChunk, b.maxDoc, b.text, b.outcome, b.setStatus, b.saveRun, b.fileRow, b.textRow = nil, nil, nil, nil, nil, nil, nil, nil, nil
+	b.doc, b.docChunk, b.maxDoc, b.text, b.outcome, b.setStatus, b.saveRun, b.fileRow, b.textRow, b.textFind, b.textAdd = nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil
 }
 
 // commit commits the open transaction, if any.
@@ -755,9 +765,28 @@ func (b *batch) file(ctx context.Context, id string) (*fileRow, error) {
 	return r, nil
 }
 
-// removeTx removes a run from the index: its documents, its row, and
-// what its transcript said of others.
+// removeTx removes a run from the index: its documents, its row, what
+// its transcript said of others, and the rows shared across runs
+// (texts) that only its documents shared: a row another run's document
+// still shares stays (docs_shared finds it), and goes with the last.
 func removeTx(ctx context.Context, tx *sql.Tx, id string) error {
+	var cross []int64
+	rows, err := tx.QueryContext(ctx, `SELECT DISTINCT fid FROM docs WHERE rid = (SELECT rid FROM runs WHERE run_id = ?) AND fid < 0`, id)
+	if err != nil {
+		return fmt.Errorf("index: remove %s: %w", id, err)
+	}
+	for rows.Next() {
+		var fid int64
+		if err := rows.Scan(&fid); err != nil {
+			rows.Close()
+			return fmt.Errorf("index: remove %s: %w", id, err)
+		}
+		cross = append(cross, fid)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("index: remove %s: %w", id, err)
+	}
 	for _, q := range []string{
 		`DELETE FROM fts WHERE rowid IN (SELECT id FROM docs WHERE rid = (SELECT rid FROM runs WHERE run_id = ?) AND fid IS NULL)`,
 		`DELETE FROM docs WHERE rid = (SELECT rid FROM runs WHERE run_id = ?)`,
@@ -766,6 +795,22 @@ func removeTx(ctx context.Context, tx *sql.Tx, id string) error {
 	} {
 		if _, err := tx.ExecContext(ctx, q, id); err != nil {
 			return fmt.Errorf("index: remove %s: %w", id, err)
+		}
+	}
+	// Each row alone (a statement of one row: see outcomeSQL), once no
+	// document shares it.
+	for _, fid := range cross {
+		var used bool
+		if err := tx.QueryRowContext(ctx, `SELECT EXISTS(SELECT 1 FROM docs WHERE fid = ?)`, fid).Scan(&used); err != nil {
+			return fmt.Errorf("index: remove %s: %w", id, err)
+		}
+		if used {
+			continue
+		}
+		for _, q := range []string{`DELETE FROM fts WHERE rowid = ?`, `DELETE FROM texts WHERE id = ?`} {
+			if _, err := tx.ExecContext(ctx, q, fid); err != nil {
+				return fmt.Errorf("index: remove %s: %w", id, err)
+			}
 		}
 	}
 	return nil
@@ -981,37 +1026,82 @@ type textKey struct {
 	thash      int64
 	kind       int
 	role, tool string
+	cross      bool // a row shared across runs (crossRun: texts)
 }
 
+// textBase is below the ids of the rows shared across runs (texts), the
+// first of which is textBase+1: below 0, so that no document's id (from
+// 1 up, its own fts row's) is ever one of them, and rising, so that the
+// newest of them come first among them in FTS5's order (newestRanked).
+const textBase = -(1 << 62)
+
+// crossRun says whether a document's fts row is shared across runs
+// (texts): an injected text (a system prompt, injected context), which
+// the agent's tooling sends again in every session, is indexed once for
+// the whole index, where any other text keeps a row per run (shared
+// within it). Sharing every text across runs would make the newest
+// matches ranked (Query.RankAmong) be told by when a text was first
+// indexed: a new session's answer that repeats an old one would count as
+// old; injected text ranks below the rest anyway (Hit.Injected).
+func crossRun(d *doc) bool {
+	return d.origin == string(transcript.OriginSystemPrompt) || d.origin == string(transcript.OriginInjected)
+}
+
+// textFindSQL finds the row shared across runs (texts) of a text's
+// hash, kind, role and tool.
+const textFindSQL = `SELECT id FROM texts WHERE thash = ? AND kind = ? AND role = ? AND tool = ?`
+
 // shared returns the fts row that document id of the run (its kind,
-// role, tool and text hash) shares: that of the run's earlier document
-// with the same text, kind, role and tool, or 0 when it has none (the
-// document's own row, id, is noted for those after it). So bm25 counts
-// a text a run repeats verbatim once: context injected again, a system
-// prompt sent with every turn, a tool's output repeated. The rule
-// depends on the run alone: a file read from its start has every row of
-// its run in batch.texts; a grown file read from where indexing stopped
-// asks the index for a text it has not met in this read (textRowSQL,
-// through docs_run: reading every document of a run of 20,000 for each
-// update of it took 25 ms, where the update took 2), so that an index
-// built as the run grew shares the rows a build from nothing shares.
-func (w *writer) shared(ctx context.Context, kind int, role, tool string, thash, id int64) (int64, error) {
-	key := textKey{thash, kind, role, tool}
+// role, tool and text hash) shares (fid; 0: its own, id) and the row its
+// text is to be indexed under (row; 0 when the row is there already).
+//
+// An injected text (crossRun) shares the row of texts that every run's
+// document with that text, kind, role and tool shares, added when none
+// has it yet (texts_hash finds it): the rule is the text's alone, so an
+// index built in any order, as runs grew or from nothing, shares the
+// same rows. Any other text shares the row of its run's earlier
+// document with the same text, kind, role and tool, or has its own (and
+// notes it for those after it): so bm25 counts a text a run repeats
+// verbatim once (a tool's output repeated, an answer said again), and
+// an injected one once in the whole index. The rule for these depends
+// on the run alone: a file read from its start has every row of its run
+// in batch.texts; a grown file read from where indexing stopped asks
+// the index for a text it has not met in this read (textRowSQL, through
+// docs_run: reading every document of a run of 20,000 for each update
+// of it took 25 ms, where the update took 2), so that an index built as
+// the run grew shares the rows a build from nothing shares.
+func (w *writer) shared(ctx context.Context, kind int, role, tool string, thash, id int64, cross bool) (fid, row int64, err error) {
+	key := textKey{thash, kind, role, tool, cross}
 	if fid, ok := w.texts[key]; ok {
-		return fid, nil
+		return fid, 0, nil
+	}
+	if cross {
+		err := w.textFind.QueryRowContext(ctx, thash, kind, role, tool).Scan(&fid)
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+			fid, row = w.nextText, w.nextText
+			w.nextText++
+			if _, err := w.textAdd.ExecContext(ctx, fid, thash, kind, role, tool); err != nil {
+				return 0, 0, fmt.Errorf("index: %w", err)
+			}
+		case err != nil:
+			return 0, 0, fmt.Errorf("index: %w", err)
+		}
+		w.texts[key] = fid
+		return fid, row, nil
 	}
 	if !w.whole {
 		fid, err := w.textRowOf(ctx, kind, role, tool, thash)
 		if err != nil {
-			return 0, err
+			return 0, 0, err
 		}
 		if fid != 0 {
 			w.texts[key] = fid
-			return fid, nil
+			return fid, 0, nil
 		}
 	}
 	w.texts[key] = id
-	return 0, nil
+	return 0, id, nil
 }
 
 // textRowSQL finds the document of a run that holds a text's fts row
@@ -1366,7 +1456,7 @@ func (w *writer) event(ctx context.Context, ev *line, t time.Time, off int64, st
 		id := w.nextID
 		w.nextID++
 		kind, thash := kindCode(d.kind), textHash(d.text)
-		fid, err := w.shared(ctx, kind, d.role, d.tool, thash, id)
+		fid, row, err := w.shared(ctx, kind, d.role, d.tool, thash, id, crossRun(&d))
 		if err != nil {
 			return err
 		}
@@ -1377,8 +1467,8 @@ func (w *writer) event(ctx context.Context, ev *line, t time.Time, off int64, st
 				return err
 			}
 		}
-		if fid == 0 {
-			if _, err := w.text.ExecContext(ctx, id, d.text, filterTags(d.kind, d.role, d.tool)); err != nil {
+		if row != 0 {
+			if _, err := w.text.ExecContext(ctx, row, d.text, filterTags(d.kind, d.role, d.tool)); err != nil {
 				return fmt.Errorf("index: %w", err)
 			}
 		}

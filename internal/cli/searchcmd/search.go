@@ -54,8 +54,9 @@ below it; a sub-run without one is its parent run's). Filters alone, with
 no words, list what they select, newest first.
 
 With --limit, a search whose words and filters match more than 2,000
-messages ranks only the newest 2,000 of them (the last indexed) and says
-so on stderr: ranking every match of a word found in every session takes
+messages ranks only the newest 2,000 of them (the last indexed; system
+prompts and injected context, one text shared by every session, after the
+rest) and says so on stderr: ranking every match of a word found in every session takes
 seconds. Without --limit every match is ranked.
 
 --project DIR: ` + cmdutil.ProjectHelp + `.
@@ -65,8 +66,9 @@ injected (injected context, system prompts: marked "injected"); a text
 found again in other places (the same instructions in every session) is
 shown once, with how many more there are (--every lists each). Relevance
 is bm25 over each run's distinct texts: a text a run repeats verbatim
-(context injected again, a system prompt sent with every turn) counts once,
-and each place it was said is still a hit. A run that
+(an answer said again, the same tool output) counts once, a system prompt or
+injected context once in the whole index however many sessions were sent
+it, and each place it was said is still a hit. A run that
 another holds again is left out, with its sub-runs: the sub-agents' runs of
 an archive a killed sync or import left unfinished, which the next one
 archived again, and such an archive of a session that is archived whole in
