@@ -97,6 +97,18 @@ type Options struct {
 	// too, so that readers across runs find it once. An archive that
 	// continues a session after a killed part sets it.
 	Supersede map[string]string
+	// EarlyEntries makes Start sync the directory entries of the raw
+	// capture it creates (its own in raw/<run>/, that directory's in
+	// raw/) in the background at once, before it waits for the plugin's
+	// instance, instead of in Finish after the capture's fsync: a caller
+	// whose plugin is still loading (record) takes those fsyncs off its
+	// critical path. Finish waits for them (and reports their failure)
+	// before the result names the capture, as it does for its own. A
+	// caller whose plugin is ready (sync, many sessions in a row) leaves
+	// it unset: after the file's fsync a journalling file system has
+	// already committed the entries, and the directories' fsyncs cost
+	// no commit of their own.
+	EarlyEntries bool
 }
 
 // LineSplitMasker masks secrets split across lines (redact.Stream).
@@ -143,7 +155,8 @@ type Agent struct {
 	// dir is the run's raw dir. dirs (under errMu) are the directory
 	// entries the step's result relies on (a new capture's in dir, dir's
 	// in raw/), which Finish makes durable after the captures themselves
-	// and before the result names them; its Fsync is nil when the run's
+	// (or Start at once, Options.EarlyEntries: entries) and before the
+	// result names them; its Fsync is nil when the run's
 	// recorder never fsyncs (recorder.FsyncNever). fileSync, when set
 	// (tests), replaces a capture's fsync.
 	dir      string
@@ -162,6 +175,20 @@ type Agent struct {
 	// ahead is how many bytes Ahead wrote to the raw capture that Feed
 	// has not fed the stream yet: Feed does not write them again.
 	ahead int64
+	// entries is the sync of the entries Start created, started by
+	// Start with Options.EarlyEntries (startEntrySync); nil otherwise.
+	entries *entrySync
+}
+
+// syncDir makes a directory's entries durable; tests replace it to watch
+// the syncs Start begins.
+var syncDir = durable.SyncDir
+
+// entrySync is a sync of the directory entries a capture's Start
+// created, running while the plugin loads.
+type entrySync struct {
+	done chan struct{}
+	err  error
 }
 
 // earlySync is a sync of the raw capture (and of the entries the step
@@ -183,7 +210,7 @@ func Start(ctx context.Context, step *lifecycle.Step, opts Options) (*Agent, err
 	}
 	var dirs durable.Dirs
 	if rec := step.Run().Recorder(); rec == nil || rec.Fsync() != recorder.FsyncNever {
-		dirs.Fsync = durable.SyncDir
+		dirs.Fsync = syncDir
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
@@ -213,6 +240,9 @@ func Start(ctx context.Context, step *lifecycle.Step, opts Options) (*Agent, err
 		a.newEntry()
 	}
 	a.errRel = filepath.ToSlash(filepath.Join("raw", runID, base+".stderr"))
+	if opts.EarlyEntries {
+		a.startEntrySync()
+	}
 	a.inst, err = opts.Plugin.NewInstance(ctx)
 	if err != nil {
 		a.dropRaw()
@@ -235,6 +265,7 @@ func Start(ctx context.Context, step *lifecycle.Step, opts Options) (*Agent, err
 // anything, and removes it when Start created it: an empty file no step
 // refers to (a continued capture is left as it was).
 func (a *Agent) dropRaw() {
+	a.waitEntrySync()
 	a.raw.Close()
 	if a.opts.ContinueRaw == "" {
 		os.Remove(a.raw.File().Name())
@@ -531,6 +562,38 @@ func (a *Agent) startEarlySync() {
 	}()
 }
 
+// startEntrySync moves the entries Start noted (newEntry) to a sync of
+// their own, started now in the background (Options.EarlyEntries). The
+// entries exist once the directory and the file are created, so their
+// fsync need not wait for the capture's bytes; an entry created later
+// (a stderr capture) is noted again and synced by Finish.
+func (a *Agent) startEntrySync() {
+	if a.dirs.Fsync == nil {
+		return
+	}
+	early := durable.Dirs{Fsync: a.dirs.Fsync}
+	for _, d := range a.dirs.Pending() {
+		early.Add(d)
+		a.dirs.Drop(d)
+	}
+	s := &entrySync{done: make(chan struct{})}
+	a.entries = s
+	go func() {
+		defer close(s.done)
+		s.err = early.Sync()
+	}()
+}
+
+// waitEntrySync waits for Start's sync of the entries, if one runs, and
+// returns its error.
+func (a *Agent) waitEntrySync() error {
+	if a.entries == nil {
+		return nil
+	}
+	<-a.entries.done
+	return a.entries.err
+}
+
 // syncRaw makes the raw capture durable: it waits for the early sync, if
 // one ran, and syncs the file again unless that one covered every byte.
 // A failure of the early sync is returned (dirErr: of the entries it
@@ -707,7 +770,9 @@ func (a *Agent) Finish(ctx context.Context, exitCode *int) (*Result, error) {
 		errs = append(errs, a.errFile.Close())
 	}
 	if doSync {
-		if err := errors.Join(earlyDirErr, a.dirs.Sync()); err != nil {
+		// Start's sync of the entries (Options.EarlyEntries) has
+		// long finished: the plugin has loaded and read the input since.
+		if err := errors.Join(a.waitEntrySync(), earlyDirErr, a.dirs.Sync()); err != nil {
 			errs = append(errs, fmt.Errorf("capture: %w", err))
 		}
 	}

@@ -88,7 +88,13 @@
 //     in a goroutine, while the plugin normalizes them; Finish waits for
 //     it, syncs again what was written since, and reports its failure
 //     even when its own sync then succeeds (a failed fsync is reported
-//     only once). With FsyncNever flushing
+//     only once). With [Options].EarlyEntries (record, whose plugin is
+//     still loading when the capture starts) the entries Start created
+//     are synced by Start itself, in a goroutine, before it waits for the
+//     plugin's instance, and Finish waits for that sync (reporting its
+//     failure the same way) instead of making it after the files'; an
+//     entry made later (a stderr capture) is synced by Finish as before.
+//     With FsyncNever flushing
 //     is left to the system.
 //   - stderr is kept, never parsed as provider output.
 //   - The step's final status follows spec 6.7 (the process exit code is

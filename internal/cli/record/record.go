@@ -440,9 +440,11 @@ func (r *recording) capture(ctx context.Context, s *lifecycle.Step) error {
 			return p, nil
 		}, r.provider, ctx)
 	}
+	// The raw capture's entries are synced while the plugin loads
+	// (capture.Options.EarlyEntries), off the path to the step's end.
 	copts := capture.Options{
 		Provider: r.provider, Format: opts.Format, Store: r.f.Store(),
-		Plugin: cplugin, Logger: r.f.Logger(),
+		Plugin: cplugin, Logger: r.f.Logger(), EarlyEntries: true,
 	}
 	if r.red != nil {
 		copts.Mask, copts.Masked, copts.Split = r.red.MaskBytes, r.red.Counts, redact.NewStream()
