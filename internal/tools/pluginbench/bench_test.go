@@ -226,13 +226,29 @@ func wasmPlugin(b testing.TB, name string, sandboxed bool) *host.Plugin {
 	if p := loaded[key]; p != nil {
 		return p
 	}
-	wasm := toolchain(b).ForTest(b, filepath.Join("..", "..", "..", "plugins", name, "wasm"))
+	wasm := moduleOf(b, name)
 	p, err := hostRT.Load(context.Background(), wasm, host.Source{Path: key + ".wasm", Bundled: !sandboxed})
 	if err != nil {
 		b.Fatal(err)
 	}
 	loaded[key] = p
 	return p
+}
+
+// moduleOf is the module of the named plugin: built as the bundled one
+// is (cached), or, when $TWASM_BENCH_WASM names a directory, the
+// <name>.wasm in it, so that another build of the same plugin (other
+// flags, an optimizer run over it) is measured by the same code, A/B.
+func moduleOf(tb testing.TB, name string) []byte {
+	tb.Helper()
+	if dir := os.Getenv("TWASM_BENCH_WASM"); dir != "" {
+		b, err := os.ReadFile(filepath.Join(dir, name+".wasm"))
+		if err != nil {
+			tb.Fatal(err)
+		}
+		return b
+	}
+	return toolchain(tb).ForTest(tb, filepath.Join("..", "..", "..", "plugins", name, "wasm"))
 }
 
 // run normalizes the corpus b.N times, each time on a new instance, each
