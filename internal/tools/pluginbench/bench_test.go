@@ -434,3 +434,17 @@ func TestCorpusCopiesNotReplayed(t *testing.T) {
 		})
 	}
 }
+
+// TestModuleOfOverride: with TWASM_BENCH_WASM set, the module measured is
+// the file in that directory, not a build.
+func TestModuleOfOverride(t *testing.T) {
+	dir := t.TempDir()
+	want := []byte("\x00asm\x01\x00\x00\x00other build")
+	if err := os.WriteFile(filepath.Join(dir, "claude.wasm"), want, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("TWASM_BENCH_WASM", dir)
+	if got := moduleOf(t, "claude"); !bytes.Equal(got, want) {
+		t.Fatalf("moduleOf = %q, want %q", got, want)
+	}
+}
