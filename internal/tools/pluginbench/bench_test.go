@@ -204,13 +204,29 @@ func wasmPlugin(b testing.TB, name string, sandboxed bool) *host.Plugin {
 	if p := loaded[key]; p != nil {
 		return p
 	}
-	wasm := toolchain(b).ForTest(b, filepath.Join("..", "..", "..", "plugins", name, "wasm"))
+	wasm := moduleOf(b, name)
 	p, err := hostRT.Load(context.Background(), wasm, host.Source{Path: key + ".wasm", Bundled: !sandboxed})
 	if err != nil {
 		b.Fatal(err)
 	}
 	loaded[key] = p
 	return p
+}
+
+// moduleOf is the module of the named plugin: built as the bundled one
+// is (cached), or, when $TWASM_BENCH_WASM names a directory, the
+// <name>.wasm in it, so that another build of the same plugin (other
+// flags, an optimizer run over it) is measured by the same code, A/B.
+func moduleOf(tb testing.TB, name string) []byte {
+	tb.Helper()
+	if dir := os.Getenv("TWASM_BENCH_WASM"); dir != "" {
+		b, err := os.ReadFile(filepath.Join(dir, name+".wasm"))
+		if err != nil {
+			tb.Fatal(err)
+		}
+		return b
+	}
+	return toolchain(tb).ForTest(tb, filepath.Join("..", "..", "..", "plugins", name, "wasm"))
 }
 
 // run normalizes the corpus b.N times, each time on a new instance, each
@@ -394,5 +410,19 @@ func TestCorpusCopiesNotReplayed(t *testing.T) {
 				t.Errorf("three copies gave %d events, %d blocks; one gave %d, %d", three.events, three.blocks, one.events, one.blocks)
 			}
 		})
+	}
+}
+
+// TestModuleOfOverride: with TWASM_BENCH_WASM set, the module measured is
+// the file in that directory, not a build.
+func TestModuleOfOverride(t *testing.T) {
+	dir := t.TempDir()
+	want := []byte("\x00asm\x01\x00\x00\x00other build")
+	if err := os.WriteFile(filepath.Join(dir, "claude.wasm"), want, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("TWASM_BENCH_WASM", dir)
+	if got := moduleOf(t, "claude"); !bytes.Equal(got, want) {
+		t.Fatalf("moduleOf = %q, want %q", got, want)
 	}
 }

@@ -10,6 +10,8 @@
 // build cache (wasmbuild.TestCacheDir), where make's own builds of the
 // bundled plugins leave a copy (internal/tools/pluginbuild): after make,
 // the same bytes are measured without building them again.
+// TWASM_BENCH_WASM=DIR measures DIR/<plugin>.wasm instead (another build
+// of the same plugins, A/B with the same code).
 //
 // TestPluginMemoryFlat checks, on every run of the suite, that a plugin
 // instance's linear memory stops growing: many lines in one stream, then
