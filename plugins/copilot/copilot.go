@@ -85,6 +85,10 @@ type normalizer struct {
 	taskFailed string
 	// turnOpen: the last assistant.turn_start has no turn_end yet.
 	turnOpen bool
+	// turnFailed: a provider error was reported since the last
+	// assistant.turn_start or turn_retry: the retry that follows it is
+	// that error's, not another.
+	turnFailed bool
 
 	// ids and uuids are the envelope ids read so far: an id seen again
 	// is a replay. The CLI's ids are canonical UUIDs, kept as their 16
@@ -474,7 +478,12 @@ func (n *normalizer) event(v, t, d abi.Value, ts sdk.Str, out *sdk.Out) {
 		// A model turn's bounds: one started and not ended is a turn
 		// the CLI is still in (End).
 		n.turnOpen = t.Is("assistant.turn_start")
+		if n.turnOpen {
+			n.turnFailed = false
+		}
 		out.Ignored(sdk.S(sdk.TypeName(t)))
+	case t.Is("assistant.turn_retry"), t.Is("model.turn_retry"):
+		n.turnRetry(d, out)
 	case t.Is("hook.start"), t.Is("hook.end"),
 		t.Is("tool.execution_partial_result"), t.Is("session.idle"), t.Is("permission.requested"),
 		t.Is("session.permissions_changed"), t.Is("session.usage_checkpoint"),
@@ -620,8 +629,32 @@ func (n *normalizer) endSession(d abi.Value, out *sdk.Out) bool {
 // providerError reports an error the provider stated: listed in the
 // step's errors with its code, an error field for the status.
 func (n *normalizer) providerError(msg string, code sdk.Str, out *sdk.Out) {
-	n.lastErr = msg
+	n.lastErr, n.turnFailed = msg, true
 	out.Error(sdk.ProviderError{Message: sdk.S(msg), Code: code, Scope: scopeOf(n.cur)})
+}
+
+// turnRetry handles assistant.turn_retry {turnId, reason, model} (and
+// model.turn_retry, its other name): the CLI calls the model again for a
+// turn whose call failed (a rate limit, a provider or transport error).
+// The failed call is a provider error of the session, listed once: the
+// model.call_failure or session.error before the retry when the log
+// holds one (model.call_failure is ephemeral: events.jsonl keeps only
+// the retry), else the retry's own, its reason the text. A warning says
+// the turn was retried; the status is the final outcome's: an answer
+// after the retry leaves the session ok, its error still listed, and a
+// log that ends on the retry ends on an error.
+func (n *normalizer) turnRetry(d abi.Value, out *sdk.Out) {
+	n.model(d.Get("model"), false, out)
+	why := strOr(d.Get("reason"), "a failed model call")
+	turn := ""
+	if id := sdk.StringOf(d.Get("turnId")).String(); id != "" {
+		turn = " " + id
+	}
+	if !n.turnFailed {
+		n.providerError(errorText(d.Get("errorMessage"), d.Get("reason"), d.Get("statusCode"), d.Get("errorCode"), "the model call failed")+" (copilot retried the turn)", errorCode(d), out)
+	}
+	n.turnFailed = false
+	out.Warn("copilot: the model turn" + turn + " was retried after " + why)
 }
 
 // strOr is the text of v (a string's contents, another value's JSON),

@@ -196,7 +196,17 @@
 // finish_reason content_filter) are errors the provider reported: each is reported with
 // sdk.Out.Error, so the host lists it in the step's errors, with the
 // errorType, statusCode and errorCode after the message ("... (rate_limit,
-// 429)") and errorCode, else statusCode, else errorType as its code. result is the terminal event of --output-format json: exitCode 0
+// 429)") and errorCode, else statusCode, else errorType as its code.
+// assistant.turn_retry {turnId, reason, model} (model.turn_retry, its
+// other name) is the CLI calling the model again for a turn whose call
+// failed: the failed call is an error of the step, listed once (the
+// model.call_failure or session.error before the retry when the log
+// holds one, since model.call_failure is ephemeral and events.jsonl
+// keeps only the retry; else the retry's own, its reason and status
+// the text, "(copilot retried the turn)" after them), and a warning
+// says the turn was retried. The status is the final outcome's: an
+// answer after the retry leaves the session ok, the error still listed;
+// a log that ends on the retry ends on an error. result is the terminal event of --output-format json: exitCode 0
 // is ok, anything else an error whose text is the last provider error,
 // else "copilot exited with code N"; a stdout cut before it has no
 // terminal status (incomplete, or error when a provider error came). An

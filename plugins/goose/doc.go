@@ -57,6 +57,12 @@
 //     The stream names no session, working directory or prompt (goose run
 //     prints neither its -t text nor the session id there; without
 //     --quiet a text banner, counted unmapped, precedes the events).
+//     goose run writes the same session into sessions.db (unless
+//     --no-session), and nothing ties the two: a run recorded from the
+//     stream and the one twasm sync archives from the database both
+//     count the session's tokens. A stream whose complete states the
+//     counters (its usage) says so in a warning (twiceWarning); the
+//     json output reports no usage, so counts nothing twice.
 //   - "json": goose run --output-format json (session/mod.rs,
 //     JsonOutput), one pretty-printed document printed when the run ends
 //     (reassembled, sdk.Plugin.Reassemble): {messages, metadata:

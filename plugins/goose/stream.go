@@ -143,6 +143,14 @@ func (n *normalizer) closeStream(out *sdk.Out) {
 	n.st.open = sdk.Str{}
 }
 
+// twiceWarning says what the stream's figures share with the store:
+// goose run writes its session into sessions.db, and its stream names
+// neither the session nor its id, so nothing ties the recorded run to
+// the run twasm sync archives from the database. Both count the
+// session's tokens; the warning says so rather than let usage add them
+// silently.
+const twiceWarning = "goose run's stream names no session: the same session is in Goose's sessions.db, and twasm sync archives it as a run of its own, whose figures hold these tokens too (twasm usage counts them in both runs; goose run --no-session keeps the session out of the database)"
+
 // complete handles the complete event: the run's end. Its token counts
 // are the session's, as Goose stores them (its accumulated counters:
 // input counts cached tokens; a run that resumed a session counts the
@@ -152,6 +160,7 @@ func (n *normalizer) closeStream(out *sdk.Out) {
 func (n *normalizer) complete(v abi.Value, out *sdk.Out) {
 	if u, ok := countersOf(v, streamCounters); ok {
 		out.Usage(u, sdk.ModeSet)
+		out.Warn(twiceWarning)
 	} else if t, ok := v.Get("total_tokens").Int(); ok {
 		out.Warn("Goose stated only a total of " + strconv.FormatInt(t, 10) + " tokens for this run, no input or output: no usage is reported")
 	}

@@ -88,7 +88,11 @@
 // warning, each once.
 // An assistant message's modelID is its model, and the latest is the
 // step's (run --format json names none). A message's error ({name, data:
-// {message}}) and a retry part's are provider errors, reported once,
+// {message}}) and a retry part's are provider errors, reported once
+// (a message's when it closes, after all of its parts: every row of the
+// message repeats its error, and a failed response's text on a later
+// row would otherwise read as an answer after it, the session ok; the
+// error is then listed at the next message's row, or at the end),
 // except MessageAbortedError (the user stopped the response), a
 // warning, and, on the session's newest answer, a status incomplete
 // below the terminal level at the end (the turn was cut, as a Codex

@@ -148,9 +148,13 @@ type message struct {
 	// finished (time.completed, a finish reason or an error set).
 	info, done bool
 	// failed: the info's error, read and not reported yet: it is
-	// reported after the row's blocks (part), so that the host's session
-	// rule, which orders what one raw line reports, sees the failed
-	// response's own text before its error, not as an answer after it.
+	// reported when the message closes (close), after all of its
+	// blocks. Every row of a message repeats its info, error included,
+	// and a failed response's parts (its step's start, the text it had
+	// streamed) are rows of their own: reported on the first, the error
+	// would come before the text of the rows after it, which the host's
+	// session rule then reads as an answer after the error (ok, where
+	// the response failed).
 	failed bool
 }
 
@@ -520,10 +524,6 @@ func (n *normalizer) part(msgID, partID string, p *fields, info, created abi.Val
 	}
 	if changed != nil {
 		n.effects(m, changed, out)
-	}
-	if m.failed {
-		m.failed = false
-		report(m.errName, m.errText, out)
 	}
 }
 
@@ -909,6 +909,10 @@ func (n *normalizer) close(m *message, out *sdk.Out) {
 		u = m.tokens
 	}
 	out.Close(sdk.S(m.id), sdk.MessageEnd{StopReason: sdk.S(m.finish), Usage: u})
+	if m.failed {
+		m.failed = false
+		report(m.errName, m.errText, out)
+	}
 }
 
 // End implements sdk.Normalizer.

@@ -103,7 +103,11 @@
 // the text says the user refused the call ("User did not allow tool
 // call"), else cancelled, and an error whose text is the Gemini CLI's
 // policy refusal ("Tool execution denied by policy.") is denied
-// (gemini.FailedStatus); a response holding an
+// (gemini.FailedStatus), and so is an error Qwen Code wrote for a call
+// it refused to run (errorType execution_denied, or its text: 'Qwen Code
+// requires permission to use "X", but that permission was declined.',
+// "is not listed in the active core tools allowlist", plan mode's
+// block; refused), in the chats and in stream-json's tool_result alike; a response holding an
 // error without a status is an error. A shell call (run_shell_command)
 // states its exit code after its output as the Gemini CLI does ("Exit
 // Code: N"): it is the result's exit code and a non-zero one makes a call

@@ -213,9 +213,10 @@ func (n *normalizer) headlessUser(v abi.Value, no int, scope sdk.Str, out *sdk.O
 }
 
 // headlessToolResult reports a tool_result block: is_error, which Qwen
-// Code sets for a failed, refused or cancelled call, is an error, and a
-// shell call whose output states a non-zero exit code too; it closes the
-// sub-agent scope the call ran.
+// Code sets for a failed, refused or cancelled call, is an error (denied
+// when its text is Qwen Code's refusal, refused), and a shell call whose
+// output states a non-zero exit code too; it closes the sub-agent scope
+// the call ran.
 func (n *normalizer) headlessToolResult(b abi.Value, scope sdk.Str, out *sdk.Out) {
 	id := b.Get("tool_use_id")
 	key := callKey(scope, sdk.View(id))
@@ -235,6 +236,9 @@ func (n *normalizer) headlessToolResult(b abi.Value, scope sdk.Str, out *sdk.Out
 	}
 	if b.Get("is_error").Truthy() {
 		res.IsError, res.Status, res.Error = true, sdk.S(toolError), text
+		if refused(text.String()) {
+			res.Status = sdk.S(toolDenied)
+		}
 		if res.Error.IsEmpty() {
 			res.Error = sdk.S("the tool call failed")
 		}

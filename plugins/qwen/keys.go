@@ -9,7 +9,7 @@ import "github.com/twasm/twasm/abi"
 // reads its own); TestKeysCoverGets keeps the list complete.
 var keys = abi.NewKeySet(
 	"agentId", "agentName", "args", "cachedContentTokenCount", "callId", "candidatesTokenCount", "code", "command", "cwd",
-	"compressedHistory", "description", "error", "error_message", "error_type", "event.name", "forkedFrom", "functionCall", "functionResponse", "id",
+	"compressedHistory", "description", "error", "error_message", "error_type", "errorType", "event.name", "forkedFrom", "functionCall", "functionResponse", "id",
 	"info", "isSidechain", "message", "messages", "model", "name", "newTokenCount", "originalTokenCount", "output",
 	"parentSessionId", "parts", "prompt", "promptTokenCount", "response", "result", "resultDisplay", "role", "sessionId",
 	"state", "status", "status_code", "subagent_type", "subtype", "summary", "systemPayload", "terminateReason", "text",

@@ -228,6 +228,9 @@ func (n *normalizer) result(id, fr, tcr abi.Value, r record, out *sdk.Out) bool 
 			res.Error = res.Output
 		}
 		res.Status = sdk.S(gemini.FailedStatus(st, res.Error))
+		if tcr.Get("errorType").Is("execution_denied") || refused(res.Error.String()) {
+			res.Status = sdk.S(toolDenied)
+		}
 		if res.Error.IsEmpty() {
 			res.Error = sdk.S("the tool call " + statusWord(st))
 		}
@@ -248,6 +251,22 @@ func (n *normalizer) result(id, fr, tcr abi.Value, r record, out *sdk.Out) bool 
 		n.endAgent(&n.agents[i], res, tcr.Get("resultDisplay"), out)
 	}
 	return true
+}
+
+// refused says whether a failed call's text is Qwen Code's refusal to
+// run it (coreToolScheduler, permissions: ToolErrorType.EXECUTION_DENIED,
+// status error): a permission rule or the user declined it ('Qwen Code
+// requires permission to use "X", but that permission was declined.',
+// with the matching deny rule after it, or "(non-interactive mode cannot
+// prompt for confirmation)" in headless runs), the tool is outside the
+// core tools allowlist, or plan mode blocked it. A refused call is
+// denied (spec §4), not an error of the tool's.
+func refused(t string) bool {
+	t = strings.TrimSpace(t)
+	return strings.HasPrefix(t, "Qwen Code requires permission to use ") && strings.Contains(t, "but that permission was declined") ||
+		strings.Contains(t, "is not listed in the active core tools allowlist") ||
+		strings.HasPrefix(t, "Plan mode blocked a non-read-only tool call") ||
+		strings.HasPrefix(t, "Tool \"") && strings.Contains(t, "\" is blocked in plan mode")
 }
 
 // statusWord is a status for a message: the CLI's word, else "failed".

@@ -258,12 +258,21 @@ func runnersFor(t *testing.T, f format) []runner {
 	return rs
 }
 
+// loaded are the modules loaded so far, by path: a plugin with rows for
+// several of its formats is compiled once (wazero's compile is most of
+// the test's time under -race).
+var loaded = map[string]*host.Plugin{}
+
 func load(t *testing.T, wasm []byte, path string) *host.Plugin {
 	t.Helper()
+	if p := loaded[path]; p != nil {
+		return p
+	}
 	p, err := rt.Load(context.Background(), wasm, host.Source{Path: path, Bundled: true})
 	if err != nil {
 		t.Fatalf("load %s: %v", path, err)
 	}
+	loaded[path] = p
 	return p
 }
 
