@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"math"
 	"slices"
 	"sort"
@@ -61,10 +62,14 @@ type assembler struct {
 	calls []*toolState
 	// answered counts the calls in calls that have their result.
 	answered int
-	// ids is what is kept of every call id of the stream (idState): the
-	// one state of the assembler that grows with the stream, one map
-	// entry an id.
-	ids map[toolKey]idState
+	// ids is what is kept of every call id of the stream (idState), by
+	// a hash of its scope and id (idOf): the one state of the assembler
+	// that grows with the stream, one map entry of 40 bytes an id (no
+	// string kept).
+	ids map[idKey]idState
+	// seeds are the seeds of the hashes of ids (idOf) and of message keys
+	// (keyOf), the stream's own.
+	seeds [2]maphash.Seed
 	// prompts counts, per scope, the user prompt blocks reported (text
 	// of origin prompt in a user message): a call made before the latest
 	// one belongs to a turn that ended (see reused).
@@ -208,23 +213,58 @@ func (c *accounting) finish() (int, []int) {
 type toolKey struct{ scope, id string }
 
 // idState is what the assembler keeps of a call id. use is the key of
-// the message whose tool_use or command block named it last: it tells a
-// call id reused in another message from the same call reported again
-// (see toolCall). done says the id's latest call has its result and left
-// tools (answer); msgKey is then the key of the message whose block named
-// that call ("" if none did), all that is left of it to tell a call or
-// result reported again from a new call reusing the id (reusedDone).
+// the message whose tool_use or command block named it last (keyOf): it
+// tells a call id reused in another message from the same call reported
+// again (see toolCall). done says the id's latest call has its result and
+// left tools (answer); msgKey is then the key of the message whose block
+// named that call (0 if none did), all that is left of it to tell a call
+// or result reported again from a new call reusing the id (reusedDone).
 type idState struct {
-	use, msgKey string
+	use, msgKey msgHash
 	done        bool
+}
+
+// idKey is the 128-bit hash of a call's scope and id (idOf), by which
+// ids keeps it: two ids of a stream share one with a chance of about
+// n²/2¹²⁹ for n ids (below 10⁻²⁰ for a billion). Kept as strings (a
+// map entry of them, the id's copy and the message key it kept alive), an
+// answered call id cost the stream's live heap 194 bytes; hashed, 78
+// (TestAnsweredCallIDsCompact).
+type idKey [2]uint64
+
+// msgHash is the 64-bit hash of a message key (keyOf), 0 for none: only
+// the keys named for one call id are compared, so two differ by chance
+// with odds of 2⁻⁶⁴.
+type msgHash uint64
+
+// idOf is the key of call k in ids.
+func (a *assembler) idOf(k toolKey) idKey {
+	var out idKey
+	for i := range out {
+		var h maphash.Hash
+		h.SetSeed(a.seeds[i])
+		h.WriteString(k.scope)
+		h.WriteByte(0)
+		h.WriteString(k.id)
+		out[i] = h.Sum64()
+	}
+	return out
+}
+
+// keyOf is the hash of message key key (0 for "", never 0 otherwise).
+func (a *assembler) keyOf(key string) msgHash {
+	if key == "" {
+		return 0
+	}
+	return msgHash(maphash.String(a.seeds[0], key) | 1)
 }
 
 type toolState struct {
 	key                 toolKey
 	name, kind, command string
-	// msgKey is the key of the message whose block names the call (""
-	// until one does).
-	msgKey string
+	// msgKey is the key of the message whose block names the call
+	// (keyOf; 0 until one does).
+	msgKey msgHash
 	// prompts is the scope's prompt count when the call was made.
 	prompts  int
 	resulted bool
@@ -306,7 +346,8 @@ func newAssembler(sink Sink, provider string, now func() time.Time) *assembler {
 		metaSet: map[wire.Tag]bool{},
 		msgs:    map[string]*message{},
 		tools:   map[toolKey]*toolState{},
-		ids:     map[toolKey]idState{},
+		ids:     map[idKey]idState{},
+		seeds:   [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()},
 		prompts: map[string]int{},
 		scopes:  map[string]bool{},
 	}
@@ -951,14 +992,15 @@ func (a *assembler) setBlock(f *fields) {
 	}
 	if id := b.b.ToolID; id != "" && (bt == transcript.BlockToolUse || bt == transcript.BlockCommand) {
 		k := toolKey{m.scope, id}
-		e := a.ids[k]
-		e.use = m.key
-		a.ids[k] = e
-		if st := a.tools[k]; st != nil && st.msgKey == "" && !a.settled(st) {
+		ik, mk := a.idOf(k), a.keyOf(m.key)
+		e := a.ids[ik]
+		e.use = mk
+		a.ids[ik] = e
+		if st := a.tools[k]; st != nil && st.msgKey == 0 && !a.settled(st) {
 			// The call came before its block; a block after its result
 			// (or its turn's end) may be another call's (reused), so it
 			// names none.
-			st.msgKey = m.key
+			st.msgKey = mk
 		}
 	}
 }
@@ -1054,18 +1096,20 @@ func (a *assembler) toolCall(f *fields) {
 	if st := a.tools[k]; st != nil && !a.reused(st) {
 		return
 	}
-	if e := a.ids[k]; e.done {
+	ik := a.idOf(k)
+	e := a.ids[ik]
+	if e.done {
 		if !reusedDone(e) {
 			return
 		}
-		e.done, e.msgKey = false, ""
-		a.ids[k] = e
+		e.done, e.msgKey = false, 0
+		a.ids[ik] = e
 	}
 	kind := transcript.ToolKind(f.str(wire.TKind))
 	if !vocab.ToolKind(string(kind)) {
 		kind = transcript.ToolOther
 	}
-	st := &toolState{key: k, msgKey: a.ids[k].use, prompts: a.prompts[scope], name: f.str(wire.TName), kind: string(kind), command: f.str(wire.TCommand)}
+	st := &toolState{key: k, msgKey: e.use, prompts: a.prompts[scope], name: f.str(wire.TName), kind: string(kind), command: f.str(wire.TCommand)}
 	if st.name == "" {
 		// Spec 6.12: a call has a name: the tool's kind when the plugin
 		// gives none (a call synthesized from its result, say), else
@@ -1101,14 +1145,14 @@ func (a *assembler) reused(st *toolState) bool {
 	if !a.settled(st) {
 		return false
 	}
-	use := a.ids[st.key].use
-	return use != "" && st.msgKey != "" && use != st.msgKey
+	use := a.ids[a.idOf(st.key)].use
+	return use != 0 && st.msgKey != 0 && use != st.msgKey
 }
 
 // reusedDone is reused for an answered call that left tools (e.done):
 // settled, e.msgKey the key of the message that named it.
 func reusedDone(e idState) bool {
-	return e.use != "" && e.msgKey != "" && e.use != e.msgKey
+	return e.use != 0 && e.msgKey != 0 && e.use != e.msgKey
 }
 
 // settled says st has its result, or its turn ended without one.
@@ -1124,7 +1168,7 @@ func (a *assembler) toolResult(f *fields) {
 	}
 	scope := f.str(wire.TScope)
 	k := toolKey{scope, id}
-	if e := a.ids[k]; e.done && !reusedDone(e) {
+	if e := a.ids[a.idOf(k)]; e.done && !reusedDone(e) {
 		a.warn("second result for tool call %s ignored", id)
 		return
 	}
@@ -1171,9 +1215,10 @@ func (a *assembler) toolResult(f *fields) {
 func (a *assembler) answer(st *toolState) {
 	st.resulted = true
 	delete(a.tools, st.key)
-	e := a.ids[st.key]
+	ik := a.idOf(st.key)
+	e := a.ids[ik]
 	e.done, e.msgKey = true, st.msgKey
-	a.ids[st.key] = e
+	a.ids[ik] = e
 	a.answered++
 	if a.answered > 64 && a.answered > len(a.calls)/2 {
 		a.calls = slices.DeleteFunc(a.calls, func(c *toolState) bool { return c.resulted })

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -643,4 +644,79 @@ func TestAnsweredCallsForgetTheirState(t *testing.T) {
 	assert.Equal(t, 300-len(wantDangling), results, "the second result of c0 is ignored, c7's late one kept")
 	assert.Equal(t, wantDangling, res.Dangling)
 	assert.Contains(t, strings.Join(res.Warnings, "\n"), "second result for tool call c0")
+}
+
+// discardSink takes everything and keeps nothing but counts.
+type discardSink struct{ calls, results int }
+
+func (d *discardSink) Emit(_ context.Context, _ string, evs []*transcript.Event) error {
+	for _, e := range evs {
+		switch e.Type {
+		case transcript.ToolCall:
+			d.calls++
+		case transcript.ToolResult:
+			d.results++
+		}
+	}
+	return nil
+}
+func (d *discardSink) OpenScope(context.Context, Scope) error                   { return nil }
+func (d *discardSink) CloseScope(context.Context, string, string, string) error { return nil }
+
+// TestAnsweredCallIDsCompact checks what an answered call costs the
+// stream once it is done (ids): distinct calls, each named by a tool_use
+// block of a message of its own and answered, are fed in two rounds of
+// the same count, and the live heap the second round adds, per call, is
+// at most maxBytesPerCall: 78 bytes measured (a map entry of 40 bytes
+// and the map's slack), where an id kept as strings (its map entry, its
+// copy and its message's key) cost 194. The calls still
+// pair, and a repeat of the first call after them all is still dropped.
+func TestAnsweredCallIDsCompact(t *testing.T) {
+	const (
+		round           = 20000
+		maxBytesPerCall = 100
+	)
+	ctx := context.Background()
+	var sink discardSink
+	s, err := NewStream(ctx, NativeInstance(scriptPlugin()), &sink, opts())
+	require.NoError(t, err)
+	call := func(i int) string {
+		id := fmt.Sprintf("toolu_01%024d", i)
+		key := fmt.Sprintf("msg_01%024d", i)
+		return do(fmt.Sprintf(`{"op":"open","key":%q}`, key),
+			fmt.Sprintf(`{"op":"block","key":%q,"slot":0,"type":"tool_use","tool_name":"Bash","tool_id":%q}`, key, id),
+			fmt.Sprintf(`{"op":"close","key":%q}`, key),
+			fmt.Sprintf(`{"op":"call","id":%q,"name":"Bash"}`, id),
+			fmt.Sprintf(`{"op":"result","id":%q,"output":"ok"}`, id)) + "\n"
+	}
+	feed := func(from, to int) {
+		var b strings.Builder
+		for i := from; i < to; i++ {
+			b.WriteString(call(i))
+			if b.Len() > 1<<16 || i == to-1 {
+				require.NoError(t, s.Feed(ctx, []byte(b.String())))
+				b.Reset()
+			}
+		}
+	}
+	live := func() uint64 {
+		var ms runtime.MemStats
+		runtime.GC()
+		runtime.GC()
+		runtime.ReadMemStats(&ms)
+		return ms.HeapAlloc
+	}
+	feed(0, round)
+	before := live()
+	feed(round, 2*round)
+	after := live()
+	feed(0, 1) // the first call again: a repeat, dropped
+	res, err := s.Close(ctx)
+	require.NoError(t, err)
+	perCall := (int64(after) - int64(before)) / round
+	t.Logf("%d bytes of live heap per answered call id", perCall)
+	assert.LessOrEqual(t, perCall, int64(maxBytesPerCall), "live heap per answered call id")
+	assert.Equal(t, 2*round, sink.calls, "the repeat of the first call is not a new call")
+	assert.Equal(t, 2*round, sink.results)
+	assert.Empty(t, res.Dangling)
 }

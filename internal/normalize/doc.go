@@ -54,12 +54,19 @@
 //     buffered; a longer line is skipped and counted) plus open messages,
 //     plus the line accounting (at most 65,536 pending line numbers) and
 //     at most 1,000 listed errors, plus what grows with the stream: per
-//     tool call id, one map entry (idState: the keys of the message whose
-//     block named it last and of the answered call's), and the state of
-//     each call without its result; the dangling list holds those calls
-//     and at most as many answered ones. The plugins rely on it: they
-//     forget the ids they answered after a window, and the assembler
-//     drops a call they report again.
+//     tool call id, one map entry of 40 bytes (idState, keyed by a
+//     128-bit hash of the call's scope and id: hashes of the keys of the
+//     message whose block named it last and of the answered call's; about
+//     78 bytes of live heap an id with the map's slack), and the state of
+//     each call without its result (its id, name and kind: kept to the
+//     end, so a result that comes however late pairs with its call, and
+//     a call that never gets one is listed dangling, spec 6.3); the
+//     dangling list holds those calls and at most as many answered ones.
+//     No call id is forgotten: the plugins rely on it (they forget the
+//     ids they answered after a window, and the assembler drops a call
+//     they report again), so two ids of one stream taken for one, by a
+//     hash collision, is the only way a call could be dropped (odds
+//     under 10⁻²⁰ for a billion ids).
 //
 // # Concurrency
 //

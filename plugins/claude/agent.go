@@ -259,7 +259,7 @@ func (n *normalizer) denials(list abi.Value, out *sdk.Out) {
 		c.resulted = true
 		out.ToolResult(sdk.ToolResult{CallID: sdk.S(id), Name: sdk.S(c.name), Status: sdk.S(toolDenied), IsError: true,
 			Error: sdk.S("permission denied")})
-		n.done(c)
+		n.done(c, false)
 	}
 }
 

@@ -581,6 +581,7 @@ func (n *normalizer) system(v abi.Value, out *sdk.Out) {
 			}
 		}
 		n.closeScope(idS, status, errS, out)
+		n.agentEnded(idS)
 	case sub.Is("task_updated"):
 		n.taskUpdated(v, out)
 	case sub.Is("api_retry"), sub.Is("control_request_progress") && n.get(v, kStatus).Is("api_retry"):
@@ -845,6 +846,7 @@ func (n *normalizer) taskUpdated(v abi.Value, out *sdk.Out) {
 	delete(n.taskScopes, sdk.View(t))
 	if st.Is("killed") {
 		n.closeScope(sc, toolCancelled, sdk.S("sub-agent killed"), out)
+		n.agentEnded(sc)
 		return
 	}
 	e := sdk.Text(n.get(n.get(v, kPatch), kError))
@@ -852,6 +854,7 @@ func (n *normalizer) taskUpdated(v abi.Value, out *sdk.Out) {
 		e = sdk.S("sub-agent failed")
 	}
 	n.closeScope(sc, sdk.StatusError, e, out)
+	n.agentEnded(sc)
 }
 
 // modelFallback reports the CLI's notice that a model refused a request

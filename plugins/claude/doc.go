@@ -441,11 +441,21 @@
 // its window is reported again and the assembler drops the repeat. The
 // latest 1024 agent_progress message uuids are remembered (a repeat after
 // that window would be written again). Per sub-agent, its prompt is kept
-// until its first user record; per pending SDK permission request, its
-// tool id until the call's result: both grow with sub-agents and open
-// requests, not with lines. The latest Task/Agent call of each id is
-// kept, for the scope its sub-agent's records go to: it grows with Task
-// ids, as the Task calls kept do. The field cache (fields.go) is reset at every
+// until its first user record or its end; per pending SDK permission
+// request, its tool id until the call's result: both grow with open
+// sub-agents and open requests, not with lines. A Task or Agent call is
+// kept while its sub-agent may still have records to come: until its
+// result, and after it while its scope is open (a background agent, until
+// its task_notification or a task_updated that ends it); then it is an
+// answered call like any other, in the window of 1024, and out of it the
+// latest-call entry of its id and its scope id's copy go with it (a
+// record naming the id as its parent after that goes to the scope named
+// after the id, the sub-agent's unless the id was reused by another Task
+// call). A sub-agent scope's name stays taken for the stream (one map
+// entry a sub-agent), so that a call reusing the id gets a scope of its
+// own. A call without its result is kept whole, however long: its result
+// may come late, and otherwise the host lists it dangling (spec 6.3).
+// The field cache (fields.go) is reset at every
 // call: the SDK reuses a call's document slots in the next.
 //
 // Ignored and unmapped (spec §6.8). Lines of a known type that carry

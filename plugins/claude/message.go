@@ -925,7 +925,7 @@ func (n *normalizer) writeBlock(m *message, s *slot, b, ts abi.Value, out *sdk.O
 			r.Error = errorText(sdk.Text(content.Get("stderr")), "exit code "+strconv.FormatInt(code, 10))
 		}
 		out.ToolResult(r)
-		n.done(c)
+		n.done(c, false)
 	}
 }
 

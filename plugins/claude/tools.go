@@ -50,11 +50,16 @@ func callKey(scope, id string) string {
 	return scope + "\x00" + id
 }
 
-// done notes that call c (nil when unknown) has its result. Task and
-// Agent calls stay: their scope may still open or be matched later
-// (background agents).
-func (n *normalizer) done(c *call) {
-	if c == nil || c.name == "Task" || c.name == "Agent" {
+// done notes that call c (nil when unknown) has its result, once what
+// the result ends is ended (a sub-agent's scope closed). A Task or Agent
+// call whose sub-agent runs on stays: a background agent (async: its
+// result says it was launched) or one whose scope is still open, for the
+// records still to come to find their scope. Once out of the window, an
+// answered Task or Agent call is forgotten with the latest-call entry of
+// its id (taskCalls) and its scope id's copy; the scope's name stays
+// taken (scopes), so a call reusing the id still gets a scope of its own.
+func (n *normalizer) done(c *call, async bool) {
+	if c == nil || isTask(c) && (async || n.scopes[c.sub]) {
 		return
 	}
 	c.windowed++
@@ -64,10 +69,32 @@ func (n *normalizer) done(c *call) {
 			// kept: its result pushes it into the window again.
 			if o.windowed--; o.windowed == 0 && o.resulted {
 				delete(n.calls, old)
+				if isTask(o) && n.taskCalls[o.id] == o {
+					delete(n.taskCalls, o.id)
+					delete(n.scopeIDs, o.id)
+				}
 			}
 		}
 	}
 }
+
+// agentEnded notes that the background sub-agent of scope sc ended (its
+// scope closed after its call's result): the answered call that started
+// it is done with (done), found by the scope's name (its id, or id#n).
+func (n *normalizer) agentEnded(sc string) {
+	c := n.taskCalls[sc]
+	if c == nil || c.sub != sc {
+		if i := strings.LastIndexByte(sc, '#'); i > 0 {
+			c = n.taskCalls[sc[:i]]
+		}
+	}
+	if c != nil && c.sub == sc && c.resulted && c.windowed == 0 {
+		n.done(c, false)
+	}
+}
+
+// isTask says c starts a sub-agent: a Task or Agent call.
+func isTask(c *call) bool { return c.name == "Task" || c.name == "Agent" }
 
 // noteCall records a call of id in scope (once) and returns it.
 func (n *normalizer) noteCall(scope, id, name string, input abi.Value) *call {
@@ -314,7 +341,6 @@ func (n *normalizer) toolResult(b, tur, meta abi.Value, scope string, ts abi.Val
 // scope, and ends what it ends: the call, and a synchronous sub-agent.
 func (n *normalizer) finishResult(c *call, r sdk.ToolResult, isErr, async bool, idS, scope string, out *sdk.Out) {
 	out.ToolResult(r)
-	n.done(c)
 	// The scope is that of the call the result answers: a result in the
 	// sub-agent's own scope is one of its calls', even of the same id.
 	sub := ""
@@ -341,6 +367,7 @@ func (n *normalizer) finishResult(c *call, r sdk.ToolResult, isErr, async bool, 
 			break
 		}
 	}
+	n.done(c, async)
 }
 
 // nonExecution reads the entry of a user line's tool_result_meta
@@ -678,6 +705,10 @@ func (n *normalizer) closeScope(scope, status string, e sdk.Str, out *sdk.Out) {
 	}
 	n.closeScopeMessages(scope, out)
 	n.scopes[scope] = false
+	// Its name stays taken (subScopeName); its prompt, waiting for its
+	// first user record, and its id's copy (scopeID) are done with.
+	delete(n.scopePrompt, scope)
+	delete(n.scopeIDs, scope)
 	out.ScopeClose(sdk.S(scope), status, e)
 }
 

@@ -6,16 +6,16 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/twasm/twasm/internal/testing/benchtest"
 )
 
 // run is one child process: its wall time, CPU time (user+system, in
@@ -205,7 +205,8 @@ func measureStartup(m *Measurements, bin, example, tmp string) {
 
 // bigInput writes a file of about size bytes by repeating the given
 // line-oriented inputs (each ending with a newline), whole copies only.
-// Each copy after the first has its records' ids made its own (writeCopy):
+// Each copy after the first has its records' ids made its own
+// (benchtest.Copies):
 // the same records again in one stream are a replay, which the plugins
 // that know their records' ids skip (the claude plugin read 1,224 events
 // of the AWF capture repeated to 16 MiB where its copies hold 26,466), so
@@ -232,10 +233,10 @@ func bigInput(path string, files []string, size int64) (int64, error) {
 		return 0, err
 	}
 	w := bufio.NewWriterSize(f, 1<<20)
-	ends := idEnds(one.Bytes())
+	copies := benchtest.NewCopies(one.Bytes())
 	var n int64
 	for nth := 0; n < size; nth++ {
-		k, err := writeCopy(w, one.Bytes(), ends, nth)
+		k, err := copies.Write(w, nth)
 		n += int64(k)
 		if err != nil {
 			f.Close()
@@ -247,54 +248,6 @@ func bigInput(path string, files []string, size int64) (int64, error) {
 		return n, err
 	}
 	return n, f.Close()
-}
-
-// idMember is a JSON member naming a record, a message, a call or a
-// request by a string: "id", "uuid", or a name ending in _id, Id, _uuid
-// or Uuid (parentUuid, tool_use_id, request_id, ...). The session's own
-// id (session_id, sessionId) is not one: the copies are one stream, a
-// session's as the inputs are.
-var idMember = regexp.MustCompile(`"(id|uuid|[A-Za-z_]*(?:_id|Id|_uuid|Uuid))"\s*:\s*"([^"\\]+)"`)
-
-// idEnds are the offsets in one where a non-empty id's string value ends
-// (idMember), where a copy's suffix goes.
-func idEnds(one []byte) []int {
-	var ends []int
-	for _, m := range idMember.FindAllSubmatchIndex(one, -1) {
-		switch string(one[m[2]:m[3]]) {
-		case "session_id", "sessionId":
-			continue
-		}
-		ends = append(ends, m[5])
-	}
-	return ends
-}
-
-// writeCopy writes one, the nth copy of the inputs: the first as it
-// is, each later one with "~<nth>" after every id value (ends), so that
-// an id, and every reference to it, is the same within a copy and
-// another in each.
-func writeCopy(w io.Writer, one []byte, ends []int, nth int) (int, error) {
-	if nth == 0 || len(ends) == 0 {
-		return w.Write(one)
-	}
-	suffix := []byte("~" + strconv.Itoa(nth))
-	n, at := 0, 0
-	for _, e := range ends {
-		k, err := w.Write(one[at:e])
-		n += k
-		if err != nil {
-			return n, err
-		}
-		k, err = w.Write(suffix)
-		n += k
-		if err != nil {
-			return n, err
-		}
-		at = e
-	}
-	k, err := w.Write(one[at:])
-	return n + k, err
 }
 
 // inputFiles lists the golden inputs of a provider directory: the

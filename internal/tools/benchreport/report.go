@@ -261,7 +261,7 @@ func startupTable(res *Results, m *Measurements) Table {
 
 // memoryTable is the steady wasm memory and the whole binary's RSS.
 func memoryTable(res *Results, m *Measurements) Table {
-	wasm := valueRow(res, "claude instance's wasm memory after normalizing the 16 MiB claude corpus", benchMemory, []string{"wasm-bytes"}, AtMost(16<<20, "bytes"))
+	wasm := valueRow(res, "claude instance's wasm memory after normalizing the 16 MiB claude corpus (distinct copies of the golden inputs, one stream)", benchMemory, []string{"wasm-bytes"}, AtMost(16<<20, "bytes"))
 	wasm.Note = "largest linear memory seen after a pass (`BenchmarkMemory`)"
 	miss := func(err error) Quantity {
 		if m.Skipped != "" {

@@ -10,18 +10,23 @@ import (
 
 	"github.com/twasm/twasm/abi"
 	"github.com/twasm/twasm/internal/normalize"
+	"github.com/twasm/twasm/internal/testing/benchtest"
 )
 
 // BenchmarkMemory reports the steady size of a plugin instance's wasm
 // memory: one trusted (bundled-mode) claude instance normalizes the claude
-// corpus b.N times, and the largest linear memory seen after a pass is
-// reported as wasm-bytes (the memory size after the last pass as
-// wasm-bytes-end). Throughput is reported too, but the work is not
-// BenchmarkNormalize/claude/wasm's: the corpus is one stream here, its
-// copies after the first replays the plugin skips in part, where
+// corpus b.N times, each pass one stream, and the largest linear memory
+// seen after a pass is reported as wasm-bytes (the memory size after the
+// last pass as wasm-bytes-end). The corpus is distinct copies of the
+// claude golden inputs (benchtest.Copies), as a long session's records
+// are distinct: replays of the same records, which the plugin skips in
+// part and keeps no more state for, hid what the state of a long stream
+// grows to (the state of the Task calls, kept for the whole stream then).
+// Throughput is reported too, but the work is not
+// BenchmarkNormalize/claude/wasm's: the corpus is one stream here, where
 // BenchmarkNormalize makes each copy a stream of its own.
 func BenchmarkMemory(b *testing.B) {
-	data := corpus(b, goldenInputs(b, "claude")).data
+	data := distinctCorpus(b, goldenInputs(b, "claude"))
 	b.Run("claude/wasm", func(b *testing.B) {
 		p := wasmPlugin(b, "claude", false)
 		ctx := context.Background()
@@ -48,6 +53,18 @@ func BenchmarkMemory(b *testing.B) {
 		b.ReportMetric(float64(most), "wasm-bytes")
 		b.ReportMetric(float64(in.MemorySize()), "wasm-bytes-end")
 	})
+}
+
+// distinctCorpus is distinct copies of the files (benchtest.Copies),
+// one after the other, to corpusBytes.
+func distinctCorpus(tb testing.TB, files []string) []byte {
+	tb.Helper()
+	c := benchtest.NewCopies(concat(tb, files))
+	out := make([]byte, 0, corpusBytes+c.Len()+c.Len()/4)
+	for i := 0; len(out) < corpusBytes; i++ {
+		out = c.Append(out, i)
+	}
+	return out
 }
 
 // memoryCounts are the sizes of TestPluginMemoryFlat. The suite's
