@@ -854,14 +854,17 @@ func (n *normalizer) effects(m *message, q *part, out *sdk.Out) {
 // (permission/index.ts: RejectedError "The user rejected permission to
 // use this specific tool call", CorrectedError the same with the user's
 // feedback, DeniedError "The user has specified a rule which prevents
-// you from using this specific tool call"); cancelled when OpenCode
+// you from using this specific tool call"; the question tool's
+// RejectedError, question/index.ts, "The user dismissed this question":
+// the person declined to answer); cancelled when OpenCode
 // stopped it unfinished (session/processor.ts: "Tool execution aborted",
 // metadata.interrupted); else error.
 func errorStatus(q *part) string {
 	t := strings.TrimSpace(q.errText)
 	switch {
 	case strings.HasPrefix(t, "The user rejected permission to use this specific tool call"),
-		strings.HasPrefix(t, "The user has specified a rule which prevents you from using this specific tool call"):
+		strings.HasPrefix(t, "The user has specified a rule which prevents you from using this specific tool call"),
+		t == "The user dismissed this question":
 		return "denied"
 	case q.interrupted || t == "Tool execution aborted":
 		return "cancelled"

@@ -221,6 +221,7 @@ func TestToolErrorStatus(t *testing.T) {
 		{"the user refused the call", "bash", `"error":"The user rejected permission to use this specific tool call. You may try again with different parameters."`, "denied"},
 		{"the user refused it with feedback", "edit", `"error":"The user rejected permission to use this specific tool call with the following feedback: use the other file"`, "denied"},
 		{"a permission rule refused it", "bash", `"error":"The user has specified a rule which prevents you from using this specific tool call. Permission \"bash\" with pattern \"rm *\" was denied by rule {}"`, "denied"},
+		{"the user dismissed a question", "question", `"error":"The user dismissed this question"`, "denied"},
 		{"a call stopped unfinished", "bash", `"error":"Tool execution aborted"`, "cancelled"},
 		{"a call marked interrupted", "task", `"error":"Tool execution aborted","metadata":{"interrupted":true}`, "cancelled"},
 		{"a tool that failed", "read", `"error":"File not found: /x"`, "error"},
