@@ -856,11 +856,12 @@ func (n *normalizer) effects(m *message, q *part, out *sdk.Out) {
 // feedback, DeniedError "The user has specified a rule which prevents
 // you from using this specific tool call"; the question tool's
 // RejectedError, question/index.ts, "The user dismissed this question":
-// the person declined to answer); cancelled when OpenCode
+// the person declined to answer), each after the error's name where an
+// older OpenCode wrote it ("Error: ...", errorName); cancelled when OpenCode
 // stopped it unfinished (session/processor.ts: "Tool execution aborted",
 // metadata.interrupted); else error.
 func errorStatus(q *part) string {
-	t := strings.TrimSpace(q.errText)
+	t := errorName(strings.TrimSpace(q.errText))
 	switch {
 	case strings.HasPrefix(t, "The user rejected permission to use this specific tool call"),
 		strings.HasPrefix(t, "The user has specified a rule which prevents you from using this specific tool call"),
@@ -903,6 +904,19 @@ func stopped(q *part) (status, why string) {
 		return "error", "the command ended without an exit code (a signal stopped it)"
 	}
 	return "", ""
+}
+
+// errorName is an error text without the error's name before it:
+// OpenCode before its Effect processor wrote a tool's error as the thrown
+// error's toString() ("Error: The user rejected permission ...", as the
+// real 1.2.5 exports show "Error: No such file or directory: ..."), its
+// Effect processor the message alone (errorMessage).
+func errorName(t string) string {
+	name, rest, ok := strings.Cut(t, ": ")
+	if !ok || !strings.HasSuffix(name, "Error") || strings.ContainsAny(name, " \n") {
+		return t
+	}
+	return rest
 }
 
 func intString(i sdk.Int) string {
