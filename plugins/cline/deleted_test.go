@@ -22,6 +22,23 @@ func clineInfo(in, out, cw, cr int, cost string) string {
 	return `{\"tokensIn\":` + strconv.Itoa(in) + `,\"tokensOut\":` + strconv.Itoa(out) + `,\"cacheWrites\":` + strconv.Itoa(cw) + `,\"cacheReads\":` + strconv.Itoa(cr) + `,\"cost\":` + cost + `}`
 }
 
+// checkStepUsage runs the plugin over in and checks the step's input and
+// output tokens and its cost.
+func checkStepUsage(t *testing.T, raw string, input, output int64, wantCost float64) {
+	t.Helper()
+	r, _, _, in := plugintest.Turns(t, cline.Plugin, "cline", []byte(raw+"\n"))
+	out, cost := int64(-1), -1.0
+	if u := r.Step.Usage; u != nil && u.OutputTokens != nil {
+		out = *u.OutputTokens
+	}
+	if r.Step.CostUSD != nil {
+		cost = *r.Step.CostUSD
+	}
+	if in != input || out != output || math.Abs(cost-wantCost) > 1e-9 {
+		t.Errorf("usage in %d out %d cost %g; want %d, %d, %g", in, out, cost, input, output, wantCost)
+	}
+}
+
 // TestDeletedRequests: older Cline, after a checkpoint restore of the
 // task (TaskCheckpointManager.handleSuccessfulRestore, cline/cline
 // 864419d8b0, apps/vscode/src/integrations/checkpoints/index.ts), cuts
@@ -77,19 +94,7 @@ func TestDeletedRequests(t *testing.T) {
 		{"the stream printed requests without figures: the sum", stream(task, started("1772359200100"), cp, started("1772359200300"), del, c), 1550, 50, 0.05},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			r, _, _, in := plugintest.Turns(t, cline.Plugin, "cline", []byte(tt.in+"\n"))
-			out, cost := int64(-1), -1.0
-			if u := r.Step.Usage; u != nil && u.OutputTokens != nil {
-				out = *u.OutputTokens
-			}
-			if r.Step.CostUSD != nil {
-				cost = *r.Step.CostUSD
-			}
-			if in != tt.input || out != tt.output || math.Abs(cost-tt.cost) > 1e-9 {
-				t.Errorf("usage in %d out %d cost %g; want %d, %d, %g", in, out, cost, tt.input, tt.output, tt.cost)
-			}
-		})
+		t.Run(tt.name, func(t *testing.T) { checkStepUsage(t, tt.in, tt.input, tt.output, tt.cost) })
 	}
 }
 
@@ -184,18 +189,6 @@ func TestRooCondenseAndDeleted(t *testing.T) {
 		{"restored, read before and after: once", doc(task, a, cp, cc, b, said) + "\n" + doc(task, a, cp, del, c), 3700, 60, 0.11},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			r, _, _, in := plugintest.Turns(t, cline.Plugin, "cline", []byte(tt.in+"\n"))
-			out, cost := int64(-1), -1.0
-			if u := r.Step.Usage; u != nil && u.OutputTokens != nil {
-				out = *u.OutputTokens
-			}
-			if r.Step.CostUSD != nil {
-				cost = *r.Step.CostUSD
-			}
-			if in != tt.input || out != tt.output || math.Abs(cost-tt.cost) > 1e-9 {
-				t.Errorf("usage in %d out %d cost %g; want %d, %d, %g", in, out, cost, tt.input, tt.output, tt.cost)
-			}
-		})
+		t.Run(tt.name, func(t *testing.T) { checkStepUsage(t, tt.in, tt.input, tt.output, tt.cost) })
 	}
 }
