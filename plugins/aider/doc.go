@@ -72,7 +72,9 @@
 // "Applied edit to <file>" is a call "edit" (kind edit) whose input is
 // the path and the SEARCH/REPLACE blocks of the answer before it that
 // name that file; "The LLM did not conform to the edit format." (older
-// versions: "Malformed response #N, retrying...") an "edit" that failed,
+// versions: "Malformed response #N, retrying...") and "Exception while
+// updating files:" (an exception while Aider wrote the edits, its text on
+// the next line; apply_updates applies none) an "edit" that failed,
 // whose input is the answer's blocks no "Applied edit to" took (Aider
 // announces none when one block failed, though it wrote the others: its
 // reason says how many) and whose error is that line and the reason Aider

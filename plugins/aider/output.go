@@ -71,7 +71,11 @@ func (n *normalizer) aider(s string, out *sdk.Out) {
 		sha, msg, _ := strings.Cut(s[len("Commit "):], " ")
 		id := n.call(out, "git_commit", "execute", `{"sha":`+quote(sha)+`,"message":`+quote(msg)+`}`)
 		out.ToolResult(sdk.ToolResult{CallID: sdk.S(id), Name: sdk.S("git_commit"), Output: sdk.S(s), Status: sdk.S("completed")})
-	case strings.HasPrefix(s, "The LLM did not conform to the edit format") || strings.HasPrefix(s, "Malformed response #"):
+	case strings.HasPrefix(s, "The LLM did not conform to the edit format") || strings.HasPrefix(s, "Malformed response #"),
+		strings.HasPrefix(s, "Exception while updating files:"):
+		// The edits failed: the answer's blocks were not applied
+		// (apply_updates: a malformed answer, or an exception while
+		// writing the files, its text on the next line).
 		n.editFailed(s, out)
 	case isMatchFailure(s):
 		// The first line of Aider's reflection: the lines after it,

@@ -109,7 +109,9 @@ func clineFacts(raw []byte) facts {
 	// A request's cost is its element's last version (the element keeps
 	// its ts); one a checkpoint restore cut from the document was made,
 	// and counts. Cline's deleted_api_reqs sums the requests a restore
-	// cut away: counted as Cline's getApiMetrics does (the golden
+	// cut away (Roo Code's api_req_deleted the same; Roo's
+	// condense_context states its condensing request's cost): counted as
+	// Cline's getApiMetrics does (the golden
 	// holding one has one version of the UI; TestDeletedRequests checks
 	// the sum against the requests read before), as is subagent_usage,
 	// the sub-agents' requests a use_subagents call ran.
@@ -117,14 +119,25 @@ func clineFacts(raw []byte) facts {
 	for _, version := range ui {
 		for i, m := range version {
 			var e struct {
-				Ts        int64
-				Say, Text string
+				Ts              int64
+				Say, Text       string
+				ContextCondense struct{ Cost *float64 }
 			}
-			if json.Unmarshal(m, &e) != nil || e.Say != "api_req_started" && e.Say != "api_req_finished" && e.Say != "deleted_api_reqs" && e.Say != "subagent_usage" {
+			if json.Unmarshal(m, &e) != nil {
 				continue
 			}
 			var r struct{ Cost *float64 }
-			if json.Unmarshal([]byte(e.Text), &r) != nil || r.Cost == nil {
+			switch e.Say {
+			case "api_req_started", "api_req_finished", "deleted_api_reqs", "api_req_deleted", "subagent_usage":
+				if json.Unmarshal([]byte(e.Text), &r) != nil {
+					continue
+				}
+			case "condense_context":
+				// Roo Code's condensing request: its cost, which Roo's
+				// task total adds.
+				r.Cost = e.ContextCondense.Cost
+			}
+			if r.Cost == nil {
 				continue
 			}
 			key := "#" + strconv.Itoa(i)

@@ -22,6 +22,23 @@ func clineInfo(in, out, cw, cr int, cost string) string {
 	return `{\"tokensIn\":` + strconv.Itoa(in) + `,\"tokensOut\":` + strconv.Itoa(out) + `,\"cacheWrites\":` + strconv.Itoa(cw) + `,\"cacheReads\":` + strconv.Itoa(cr) + `,\"cost\":` + cost + `}`
 }
 
+// checkStepUsage runs the plugin over in and checks the step's input and
+// output tokens and its cost.
+func checkStepUsage(t *testing.T, raw string, input, output int64, wantCost float64) {
+	t.Helper()
+	r, _, _, in := plugintest.Turns(t, cline.Plugin, "cline", []byte(raw+"\n"))
+	out, cost := int64(-1), -1.0
+	if u := r.Step.Usage; u != nil && u.OutputTokens != nil {
+		out = *u.OutputTokens
+	}
+	if r.Step.CostUSD != nil {
+		cost = *r.Step.CostUSD
+	}
+	if in != input || out != output || math.Abs(cost-wantCost) > 1e-9 {
+		t.Errorf("usage in %d out %d cost %g; want %d, %d, %g", in, out, cost, input, output, wantCost)
+	}
+}
+
 // TestDeletedRequests: older Cline, after a checkpoint restore of the
 // task (TaskCheckpointManager.handleSuccessfulRestore, cline/cline
 // 864419d8b0, apps/vscode/src/integrations/checkpoints/index.ts), cuts
@@ -77,19 +94,7 @@ func TestDeletedRequests(t *testing.T) {
 		{"the stream printed requests without figures: the sum", stream(task, started("1772359200100"), cp, started("1772359200300"), del, c), 1550, 50, 0.05},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			r, _, _, in := plugintest.Turns(t, cline.Plugin, "cline", []byte(tt.in+"\n"))
-			out, cost := int64(-1), -1.0
-			if u := r.Step.Usage; u != nil && u.OutputTokens != nil {
-				out = *u.OutputTokens
-			}
-			if r.Step.CostUSD != nil {
-				cost = *r.Step.CostUSD
-			}
-			if in != tt.input || out != tt.output || math.Abs(cost-tt.cost) > 1e-9 {
-				t.Errorf("usage in %d out %d cost %g; want %d, %d, %g", in, out, cost, tt.input, tt.output, tt.cost)
-			}
-		})
+		t.Run(tt.name, func(t *testing.T) { checkStepUsage(t, tt.in, tt.input, tt.output, tt.cost) })
 	}
 }
 
@@ -143,5 +148,47 @@ func TestSubagentUsage(t *testing.T) {
 				t.Errorf("usage in %d out %d cache read %d cost %g; want %d, %d, %d, %g", in, out, read, cost, tt.input, tt.output, tt.cacheRead, tt.cost)
 			}
 		})
+	}
+}
+
+// TestRooCondenseAndDeleted: Roo Code's context condensing makes a
+// request no api_req_started states: say condense_context carries its
+// cost (contextCondense.cost), which Roo's task total adds
+// (consolidateTokenUsage). After a checkpoint restore Roo says
+// api_req_deleted (src/core/checkpoints/index.ts), getApiMetrics of the
+// messages cut away, those costs included; its tokensIn, as a request's
+// since Roo 3.29.5, holds the cache. Every request counts once
+// (RooCodeInc/Roo-Code cb83656).
+func TestRooCondenseAndDeleted(t *testing.T) {
+	const file = `{"$twasm":"file","path":"ui_messages.json","size":1,"mtime":"2026-03-01T10:00:10Z","document":true}`
+	doc := func(els ...string) string { return file + "\n[" + strings.Join(els, ",") + "]" }
+	req := func(ts string, in, out, cw, cr int, cost string) string {
+		return clineSay(ts, "api_req_started", `{\"apiProtocol\":\"anthropic\",\"tokensIn\":`+strconv.Itoa(in)+`,\"tokensOut\":`+strconv.Itoa(out)+`,\"cacheWrites\":`+strconv.Itoa(cw)+`,\"cacheReads\":`+strconv.Itoa(cr)+`,\"cost\":`+cost+`}`)
+	}
+	condense := func(ts, cost string) string {
+		return `{"ts":` + ts + `,"type":"say","say":"condense_context","contextCondense":{"cost":` + cost + `,"prevContextTokens":90000,"newContextTokens":9000,"summary":"We fixed the parser.","condenseId":"c1"}}`
+	}
+	task := clineSay("1772359200050", "task", "Fix the parser")
+	a := req("1772359200100", 1000, 10, 100, 800, "0.01") // whole prompt: 1000 input
+	cp := clineSay("1772359200200", "checkpoint_saved", "abc123")
+	cc := condense("1772359200250", "0.05")
+	b := req("1772359200300", 1200, 20, 0, 1000, "0.02")
+	said := clineSay("1772359200350", "text", "Done.")
+	// The restore cut the condensing and B: their sum.
+	del := clineSay("1772359200400", "api_req_deleted", clineInfo(1200, 20, 0, 1000, "0.07"))
+	c := req("1772359200500", 1500, 30, 0, 1200, "0.03")
+	tests := []struct {
+		name          string
+		in            string
+		input, output int64
+		cost          float64
+	}{
+		{"a condensing's cost counts", doc(task, a, cp, cc, b, said), 2200, 30, 0.08},
+		{"read twice: once", doc(task, a, cp, cc) + "\n" + doc(task, a, cp, cc, b, said), 2200, 30, 0.08},
+		{"restored, first read after: the sum is what was cut away", doc(task, a, cp, del, c), 3700, 60, 0.11},
+		{"restored, read before and after: once", doc(task, a, cp, cc, b, said) + "\n" + doc(task, a, cp, del, c), 3700, 60, 0.11},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) { checkStepUsage(t, tt.in, tt.input, tt.output, tt.cost) })
 	}
 }

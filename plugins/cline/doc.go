@@ -165,7 +165,14 @@
 //     and ask mistake_limit_reached are provider errors; say error_retry and Roo's
 //     api_req_retry_delayed (the error, then the countdown) warnings, as
 //     the older say api_req_retried (no error stated) and Roo's
-//     condense_context_error; an error_retry that states its
+//     condense_context_error; Roo's condense_context (the context
+//     summarized by a request of the task's model, which no
+//     api_req_started states) is a warning, and its contextCondense.cost
+//     counts once in the step's cost, as Roo's task total adds it (its
+//     tokens are stated nowhere); Roo's api_req_deleted, its sum of what
+//     a checkpoint restore cut away, is read as Cline's deleted_api_reqs
+//     (below; its tokensIn the whole prompt after Roo 3.29.5, the cache
+//     taken out); an error_retry that states its
 //     errorMessage, its retries not spent, is a provider error too (a
 //     failure Cline retried: listed even when the retry answered), once
 //     with the failed request's own streamingFailedMessage, and so is

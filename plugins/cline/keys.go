@@ -8,7 +8,7 @@ import "github.com/twasm/twasm/abi"
 // works, at the usual cost; TestKeysCoverGets keeps the list complete.
 var keys = abi.NewKeySet(
 	"agentId", "aggregateUsage", "apiProtocol", "ask", "attempt", "cacheReads", "cacheReadTokens", "cacheWrites", "cacheWriteTokens",
-	"cancelReason", "capabilities", "code", "command", "commands", "content", "contentType", "cost", "done", "encrypted_content",
+	"cancelReason", "capabilities", "code", "command", "commands", "content", "contentType", "contextCondense", "cost", "done", "encrypted_content",
 	"error", "errorClass", "errorMessage", "event", "events", "exitCode", "failed", "files_in_context", "finishReason", "id", "input",
 	"inputTokens", "is_error", "kind", "maxAttempts", "media", "mediaType", "message", "messages", "metadata", "metrics", "modality", "model", "model_usage",
 	"modelId", "modelInfo", "name", "providerId", "noticeType", "output", "outputTokens", "parentTaskId", "partial", "path",

@@ -186,7 +186,7 @@ func (n *normalizer) streamMessage(m abi.Value, out *sdk.Out) {
 		// The stream does not say which message the restore went back
 		// to: every request whose figures it printed before is taken as
 		// one of those cut away (deletedRequests).
-		if n.deletedRequests(m, abi.Value{}, out) == 0 {
+		if n.deletedRequests(m, abi.Value{}, false, out) == 0 {
 			out.Ignored(sdk.S(kind))
 		}
 	case "error", "ask:api_req_failed", "ask:mistake_limit_reached":

@@ -88,12 +88,14 @@ func (n *normalizer) uiMessages(msgs abi.Value, out *sdk.Out) {
 			// states it nowhere else.
 			out.LatestModel(m.Get("modelInfo").Get("modelId"), &n.model)
 			records += n.apiRequest(m, i, "API request "+strconv.Itoa(i)+" of ui_messages", elems, i+1 >= tail, out)
-		case say.Is("deleted_api_reqs"):
+		case say.Is("condense_context"):
+			records += n.condenseCost(m, out)
+		case say.Is("deleted_api_reqs"), say.Is("api_req_deleted"):
 			prev := abi.Value{}
 			if i > 0 {
 				prev = elems[i-1]
 			}
-			records += n.deletedRequests(m, prev, out)
+			records += n.deletedRequests(m, prev, say.Is("api_req_deleted"), out)
 		case say.Is("subagent_usage"):
 			records += n.subagentUsage(m, out)
 		case say.Is("error"), ask.Is("api_req_failed"), ask.Is("mistake_limit_reached"):
@@ -298,11 +300,16 @@ func (n *normalizer) grossInput(proto, provider abi.Value, in, cache, ts int64, 
 	case proto.Is("openai"):
 		return true
 	}
-	from := int64(rooGrossFrom)
+	return !byTs || ts >= n.grossFrom()
+}
+
+// grossFrom is when the version of Roo Code (or Kilo Code, n.kilo) that
+// writes tokensIn as the whole prompt over every protocol was released.
+func (n *normalizer) grossFrom() int64 {
 	if n.kilo {
-		from = kiloGrossFrom
+		return kiloGrossFrom
 	}
-	return !byTs || ts >= from
+	return rooGrossFrom
 }
 
 // clineGrossProviders are the Cline providers whose handlers yield the
@@ -379,6 +386,38 @@ func (n *normalizer) subagentUsage(m abi.Value, out *sdk.Out) int {
 	return n.addFigures(f, out)
 }
 
+// condenseCost counts, once, the cost of the request a Roo Code (or Kilo
+// Code) context condensing made: say condense_context, its
+// contextCondense {cost, prevContextTokens, newContextTokens, summary,
+// condenseId} (Task.condenseContext and attemptApiRequest, summarizing
+// the conversation with the task's model; RooCodeInc/Roo-Code cb83656).
+// No api_req_started states that request, and Roo's task total
+// (consolidateTokenUsage) adds the cost; its tokens are stated nowhere
+// (the two context sizes are no usage). The cost is kept (n.sums) so
+// that a later api_req_deleted, which sums it again, does not count it
+// twice. It reports the number of records written.
+func (n *normalizer) condenseCost(m abi.Value, out *sdk.Out) int {
+	ts, ok := m.Get("ts").Int()
+	if !ok || ts <= 0 || n.countedTs[ts] {
+		return 0
+	}
+	cc := m.Get("contextCondense")
+	if cc.Kind() != abi.KindObject {
+		return 0
+	}
+	if n.countedTs == nil {
+		n.countedTs = map[int64]bool{}
+	}
+	n.countedTs[ts] = true
+	cost, _ := cc.Get("cost").Float()
+	n.summed(ts, figures{cost: cost})
+	out.Warn("the context was condensed here: the model saw a summary of what came before (the summary request's cost is counted; its tokens are not stated)")
+	if cost != 0 {
+		out.Cost(cost, sdk.ModeAdd)
+	}
+	return 1
+}
+
 // uncounted is the text of the UI usage message m at ts (a JSON object of
 // figures), which it marks counted, when it was not counted before and
 // parses.
@@ -425,7 +464,16 @@ func (n *normalizer) addFigures(f figures, out *sdk.Out) int {
 // deleted_api_reqs' remainder, a subagent_usage's, each as counted):
 // what is left are the requests twasm never saw, counted here as one
 // request's usage.
-func (n *normalizer) deletedRequests(m, prev abi.Value, out *sdk.Out) int {
+//
+// Roo Code (and Kilo Code) say api_req_deleted (roo) after a checkpoint
+// restore (checkpointRestore, src/core/checkpoints/index.ts at
+// RooCodeInc/Roo-Code cb83656): the same sum, getApiMetrics of the
+// messages after the one restored to, which adds the condense_context
+// costs too (n.sums holds those as counted). Its tokensIn sums the
+// requests' own, the whole prompt from Roo Code 3.29.5 (grossInput):
+// a sum dated after that release whose tokensIn holds its cache has the
+// cache taken out of it before it counts, as a request's is.
+func (n *normalizer) deletedRequests(m, prev abi.Value, roo bool, out *sdk.Out) int {
 	ts, ok := m.Get("ts").Int()
 	if !ok || ts <= 0 {
 		out.Warn("a deleted_api_reqs without ts: the requests a checkpoint restore cut away are not counted")
@@ -449,12 +497,19 @@ func (n *normalizer) deletedRequests(m, prev abi.Value, out *sdk.Out) int {
 		f.cost = 0
 	}
 	n.summed(ts, f)
+	what := "deleted_api_reqs"
+	if roo {
+		what = "api_req_deleted"
+	}
 	if f == (figures{}) {
-		out.Ignored(sdk.S("deleted_api_reqs (counted)"))
+		out.Ignored(sdk.S(what + " (counted)"))
 		return 1
 	}
+	if roo && f.in >= f.cw+f.cr && ts >= n.grossFrom() {
+		f.in -= f.cw + f.cr
+	}
 	n.addFigures(f, out)
-	out.Warn("deleted_api_reqs: a checkpoint restore cut away API requests not read before; what its sum states for them is counted, as one request's (" +
+	out.Warn(what + ": a checkpoint restore cut away API requests not read before; what its sum states for them is counted, as one request's (" +
 		strconv.Itoa(seen) + " usage message(s) it sums were read before)")
 	return 1
 }

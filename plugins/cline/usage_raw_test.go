@@ -51,6 +51,7 @@ var grossProvider = map[string]bool{"openai": true, "xai": true, "litellm": true
 type clineRequest struct {
 	ts          int64
 	provider    string
+	rooDeleted  bool   // Roo Code's api_req_deleted: a sum of requests' own figures
 	Protocol    string `json:"apiProtocol"`
 	TokensIn    *int64 `json:"tokensIn"`
 	TokensOut   *int64 `json:"tokensOut"`
@@ -162,7 +163,7 @@ func rawClineUsage(t *testing.T, _ string, raw []byte) plugintest.RawUsage {
 	if u, ok := rawSessionUsage(raw); ok {
 		return u
 	}
-	if bytes.Contains(raw, []byte(`"say":"deleted_api_reqs"`)) && (!json.Valid(raw) && bytes.Count(raw, []byte(`"path":"ui_messages.json"`)) != 1) {
+	if (bytes.Contains(raw, []byte(`"say":"deleted_api_reqs"`)) || bytes.Contains(raw, []byte(`"say":"api_req_deleted"`))) && (!json.Valid(raw) && bytes.Count(raw, []byte(`"path":"ui_messages.json"`)) != 1) {
 		// A checkpoint restore's sum of the requests it cut away, over
 		// several versions of the UI or in the CLI's stream: which of
 		// them were read before is TestDeletedRequests' (and the
@@ -188,7 +189,7 @@ func rawClineUsage(t *testing.T, _ string, raw []byte) plugintest.RawUsage {
 			return
 		}
 		for i, m := range msgs {
-			if m.Type != "say" || m.Say != "api_req_started" && m.Say != "api_req_finished" && m.Say != "deleted_api_reqs" && m.Say != "subagent_usage" {
+			if m.Type != "say" || m.Say != "api_req_started" && m.Say != "api_req_finished" && m.Say != "deleted_api_reqs" && m.Say != "api_req_deleted" && m.Say != "subagent_usage" {
 				continue
 			}
 			var r clineRequest
@@ -205,7 +206,7 @@ func rawClineUsage(t *testing.T, _ string, raw []byte) plugintest.RawUsage {
 			if _, ok := requests[key]; !ok {
 				order = append(order, key)
 			}
-			r.ts, r.provider = m.Ts, m.ModelInfo.ProviderID
+			r.ts, r.provider, r.rooDeleted = m.Ts, m.ModelInfo.ProviderID, m.Say == "api_req_deleted"
 			requests[key] = r
 		}
 	}
@@ -244,7 +245,7 @@ func rawClineUsage(t *testing.T, _ string, raw []byte) plugintest.RawUsage {
 			released = 1762905600000
 		}
 		cache := plugintest.Val(r.CacheReads) + plugintest.Val(r.CacheWrites)
-		gross := r.Protocol == "openai" || r.Protocol != "" && r.ts >= released || r.Protocol == "" && grossProvider[r.provider]
+		gross := r.Protocol == "openai" || (r.Protocol != "" || r.rooDeleted) && r.ts >= released || r.Protocol == "" && grossProvider[r.provider]
 		if gross && r.TokensIn != nil && *r.TokensIn >= cache {
 			f = plugintest.Figures(plugintest.N(plugintest.Val(r.TokensIn)-plugintest.Val(r.CacheReads)-plugintest.Val(r.CacheWrites)), r.CacheReads, r.CacheWrites, r.TokensOut, nil)
 		} else {

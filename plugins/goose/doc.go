@@ -98,7 +98,11 @@
 // isError} or, before rmcp, the list alone: the items Goose sends the
 // model, so an item whose annotations' audience is the user alone, the
 // screen's copy Goose's own tools return beside the model's, is left out
-// unless no item is the model's), except Goose's own answer to
+// unless no item is the model's; the exit code is its structuredContent's
+// exit_code, else the "Command exited with code N" Goose's shell tool
+// ends a failed command's text with, and a result ending "Command timed
+// out after N seconds" is cancelled: the tool killed the command,
+// platform_extensions/developer/shell.rs), except Goose's own answer to
 // a call that never ran, which is denied: "The user has declined to run
 // this tool." (the user or a permission rule refused it; older Goose
 // wrote it as a plain list, not marked isError) and "Let the user know

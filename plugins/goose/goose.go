@@ -677,9 +677,15 @@ func (n *normalizer) response(k sdk.Str, i int, c abi.Value, created string, out
 		if val.Kind() == abi.KindObject {
 			list = val.Get("content")
 			res.IsError = val.Get("isError").Truthy()
+			// Goose's shell tool states the exit code in its
+			// structured content (absent when it killed the command).
+			res.ExitCode = sdk.IntOf(val.Get("structuredContent").Get("exit_code"))
 		}
 		text = n.contentText(list)
 		res.Output = sdk.S(text)
+		if res.IsError {
+			shellOutcome(&res, text)
+		}
 	} else {
 		res.IsError = true
 		text = errText(tr.Get("error"))
@@ -696,6 +702,29 @@ func (n *normalizer) response(k sdk.Str, i int, c abi.Value, created string, out
 	}
 	out.Block(k, i, sdk.Block{Type: sdk.BlockToolResult, ToolID: sdk.S(id), ToolContent: sdk.S(text), IsError: res.IsError})
 	out.ToolResult(res)
+}
+
+// shellOutcome reads the line Goose's shell tool (platform_extensions/
+// developer/shell.rs) ends a failed command's output with: "Command timed
+// out after N seconds" (or "Command timed out"), the command killed at
+// its timeout, cancelled; "Command exited with code N", its exit code
+// when the structured content gave none. Either is the result's error.
+func shellOutcome(res *sdk.ToolResult, text string) {
+	t := strings.TrimRight(text, " \n")
+	last := strings.TrimSpace(t[strings.LastIndexByte(t, '\n')+1:])
+	switch {
+	case last == "Command timed out" || strings.HasPrefix(last, "Command timed out after ") && strings.HasSuffix(last, " seconds"):
+		res.Status, res.Error = sdk.S("cancelled"), sdk.S(last)
+	case strings.HasPrefix(last, "Command exited with code "):
+		code, err := strconv.ParseInt(strings.TrimPrefix(last, "Command exited with code "), 10, 64)
+		if err != nil {
+			return
+		}
+		if _, ok := res.ExitCode.Value(); !ok {
+			res.ExitCode = sdk.N(code)
+		}
+		res.Error = sdk.S(last)
+	}
 }
 
 // untagged handles a content item of the first Goose CLI's session

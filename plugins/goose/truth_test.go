@@ -194,3 +194,50 @@ func TestPlainCountersLastCall(t *testing.T) {
 		})
 	}
 }
+
+// TestShellOutcome: Goose's shell tool (platform_extensions/developer/
+// shell.rs) marks a failed command isError, states its exit code in the
+// structured content (absent when it killed the command) and ends the
+// text with "Command exited with code N" or "Command timed out after N
+// seconds": the exit code is the result's, a timeout cancelled.
+func TestShellOutcome(t *testing.T) {
+	facts := `{"$twasm":"source","store":"Goose","path":"sessions.db","name":"sessions.db","size":1,"mtime":"2025-11-02T10:00:00Z","session":"20251102_1"}`
+	session := `{"$twasm":"row","table":"sessions","key":"20251102_1","version":1,"row":{"version":1,"id":"20251102_1","working_dir":"/p","model_config_json":{"model_name":"m"},"parent_session_id":null}}`
+	call := msgRow(2, "assistant", `[{"type":"toolRequest","id":"c1","toolCall":{"status":"success","value":{"name":"shell","arguments":{"command":"make test"}}}}]`, "")
+	for _, tc := range []struct {
+		name, value string
+		status      string
+		exit        int // -1: none
+		err         string
+	}{
+		{"exited 2 (structured)", `{"content":[{"type":"text","text":"boom\n\nCommand exited with code 2"}],"structuredContent":{"stdout":"","stderr":"boom","exit_code":2},"isError":true}`, "error", 2, "Command exited with code 2"},
+		{"exited 3 (text alone)", `{"content":[{"type":"text","text":"boom\n\nCommand exited with code 3"}],"isError":true}`, "error", 3, "Command exited with code 3"},
+		{"timed out", `{"content":[{"type":"text","text":"started\n\nCommand timed out after 30 seconds"}],"structuredContent":{"stdout":"started","stderr":""},"isError":true}`, "cancelled", -1, "Command timed out after 30 seconds"},
+		{"timed out (no timeout given)", `{"content":[{"type":"text","text":"started\n\nCommand timed out"}],"isError":true}`, "cancelled", -1, "Command timed out"},
+		{"exited 0", `{"content":[{"type":"text","text":"ok"}],"structuredContent":{"stdout":"ok","stderr":"","exit_code":0},"isError":false}`, "ok", 0, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			resp := msgRow(3, "user", `[{"type":"toolResponse","id":"c1","toolResult":{"status":"success","value":`+tc.value+`}}]`, "")
+			raw := strings.Join([]string{facts, session, call, resp}, "\n") + "\n"
+			o := plugintest.Run(t, goose.Plugin, []byte(raw), normalize.Options{Provider: "goose"})
+			_, rs := o.Tools()
+			if len(rs) != 1 {
+				t.Fatalf("results %+v, want one", rs)
+			}
+			r := rs[0]
+			if r.Status != tc.status || !strings.Contains(r.Error, tc.err) {
+				t.Errorf("status %q error %q, want %q and %q", r.Status, r.Error, tc.status, tc.err)
+			}
+			if got := exitOf(r); got != tc.exit {
+				t.Errorf("exit code %d, want %d", got, tc.exit)
+			}
+		})
+	}
+}
+
+func exitOf(r *transcript.ToolPayload) int {
+	if r.ExitCode == nil {
+		return -1
+	}
+	return *r.ExitCode
+}

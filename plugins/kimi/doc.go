@@ -119,7 +119,10 @@
 // or '... by permission rule.'), one whose approval request was cancelled
 // ('... was not run because the approval request was cancelled.') or
 // that the user stopped while it ran ('The user manually interrupted "X"
-// ...', 'Tool "X" was aborted') cancelled; the exit code of a
+// ...', 'Tool "X" was aborted') cancelled, and so is a command the shell
+// tool stopped ("Command killed by timeout (60s)", both agents; Kimi
+// Code's "Interrupted by user" and "Aborted before command started", as
+// the message's first or last line); the exit code of a
 // failed command is the one its message or output states ("Command failed
 // with exit code: N.", both agents' shell tools). Output is the
 // output string, or the text of its parts joined by newlines; an output

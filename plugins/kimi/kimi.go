@@ -626,6 +626,16 @@ func (n *normalizer) resultOf(scope, id string, output sdk.Str, outText string, 
 	}
 }
 
+// killedOrInterrupted says whether a line is what both agents' shell
+// tools say of a command they stopped: "Command killed by timeout (60s)"
+// (the Kimi CLI's tools/shell, Kimi Code's BashTool), "Interrupted by
+// user" and "Aborted before command started" (Kimi Code's, the turn
+// aborted).
+func killedOrInterrupted(l string) bool {
+	l = strings.TrimSpace(l)
+	return strings.HasPrefix(l, "Command killed by timeout (") || l == "Interrupted by user" || l == "Aborted before command started"
+}
+
 // refusal is the status of a tool error that says the call never ran:
 // "denied" when the user or a permission rule refused it (the Kimi CLI's
 // ToolRejectedError, "The tool call is rejected by the user. ..."; Kimi
@@ -637,7 +647,14 @@ func (n *normalizer) resultOf(scope, id string, output sdk.Str, outText string, 
 // Code's toolExecutorService.ts abortedToolOutput: 'The user manually
 // interrupted "X" ...', 'Tool "X" was aborted'), else "".
 func refusal(s string) string {
+	t := strings.TrimSpace(s)
+	first, last := t, t[strings.LastIndexByte(t, '\n')+1:]
+	if i := strings.IndexByte(t, '\n'); i >= 0 {
+		first = t[:i]
+	}
 	switch {
+	case killedOrInterrupted(first), killedOrInterrupted(last):
+		return "cancelled"
 	case strings.HasPrefix(s, "The user manually interrupted \""),
 		strings.HasPrefix(s, "Tool \"") && strings.HasSuffix(s, "\" was aborted"):
 		return "cancelled"

@@ -47,6 +47,12 @@ func TestRefusedCall(t *testing.T) {
 		{"code: the command failed", code(`"rm: build: Permission denied\nCommand failed with exit code: 1."`), "error"},
 		{"cli: the user rejected it", legacy(`"The tool call is rejected by the user. Stop what you are doing and wait for the user to tell you how to proceed."`), "denied"},
 		{"cli: the command failed", legacy(`"Command failed with exit code: 1."`), "error"},
+		{"cli: killed at its timeout", legacy(`"Command killed by timeout (60s)"`), "cancelled"},
+		{"code: killed at its timeout", code(`"started\nCommand killed by timeout (60s)"`), "cancelled"},
+		{"code: killed at its timeout, the hint after it", code(`"Command killed by timeout (60s). If this is a long-running process such as a dev server, start it with run_in_background=true instead of running it in the foreground."`), "cancelled"},
+		{"code: interrupted by the user", code(`"partial output\nInterrupted by user"`), "cancelled"},
+		{"code: aborted before it started", code(`"Aborted before command started"`), "cancelled"},
+		{"code: output that mentions a timeout mid-way", code(`"the step said Command killed by timeout (5s) earlier\nCommand failed with exit code: 1."`), "error"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

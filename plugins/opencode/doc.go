@@ -62,7 +62,12 @@
 // there is such a note too, never the assistant's answer); a tool part is a tool_use block and,
 // once it left pending (its input is known then), a tool.call, with a
 // tool.result when completed (an error when bash exited non-zero, read
-// from metadata.exit; ok otherwise) or error (state.error: denied when
+// from metadata.exit; cancelled when OpenCode killed the command, on its
+// timeout or the user's abort, which it completes all the same with exit
+// null and the reason in a closing <bash_metadata> block, or before 1.0
+// a last line "(Command timed out after N ms)" or "(Command was
+// aborted)"; an error when exit is null without a reason, a signal
+// ended it; ok otherwise) or error (state.error: denied when
 // it is OpenCode's answer to a call a person or a permission rule refused,
 // "The user rejected permission to use this specific tool call..." or
 // "The user has specified a rule which prevents you from using this

@@ -12,6 +12,7 @@ var keys = abi.NewKeySet(
 	"$twasm",
 	"agent",
 	"attempt",
+	"background",
 	"cache",
 	"callID",
 	"command",
@@ -78,6 +79,7 @@ const (
 	kTwasm              = iota // $twasm
 	kAgent                     // agent
 	kAttempt                   // attempt
+	kBackground                // background
 	kCache                     // cache
 	kCallID                    // callID
 	kCommand                   // command

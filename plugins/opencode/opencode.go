@@ -120,6 +120,8 @@ type part struct {
 	errText      string
 	interrupted  bool // a tool error's metadata.interrupted
 	exit         sdk.Int
+	noExit       bool   // metadata.exit stated null: the command did not exit by itself
+	background   bool   // metadata.background: a command left running (some forks)
 	start, end   string // RFC 3339
 	tokens       sdk.Usage
 	cost         float64
@@ -649,6 +651,8 @@ func (n *normalizer) keep(m *message, id string, p *fields) *part {
 		q.errText = st[kError].String()
 		meta := st[kMetadata]
 		q.exit = sdk.IntOf(meta.Get("exit"))
+		q.noExit = meta.Get("exit").Kind() == abi.KindNull
+		q.background = meta.Get("background").Truthy()
 		q.interrupted = meta.Get("interrupted").Truthy()
 		if o := meta.Get("output"); q.status == "error" && q.interrupted && o.Kind() == abi.KindString {
 			// What a call stopped unfinished had written by then
@@ -788,7 +792,11 @@ func (n *normalizer) effects(m *message, q *part, out *sdk.Out) {
 			// reads it from the exit code); any other completed run
 			// is ok.
 			r := sdk.ToolResult{CallID: sdk.S(q.callID), Name: sdk.S(q.tool), Output: sdk.S(q.output), ExitCode: q.exit, Time: sdk.Opt(q.end)}
-			if code, ok := q.exit.Value(); !ok || code == 0 {
+			if st, why := stopped(q); st != "" {
+				// The command was stopped (timed out, aborted, killed):
+				// OpenCode completes the part all the same.
+				r.Status, r.Error, r.IsError = sdk.S(st), sdk.S(why), true
+			} else if code, ok := q.exit.Value(); !ok || code == 0 {
 				r.Status = sdk.S("ok")
 			}
 			out.ToolResult(r)
@@ -846,19 +854,69 @@ func (n *normalizer) effects(m *message, q *part, out *sdk.Out) {
 // (permission/index.ts: RejectedError "The user rejected permission to
 // use this specific tool call", CorrectedError the same with the user's
 // feedback, DeniedError "The user has specified a rule which prevents
-// you from using this specific tool call"); cancelled when OpenCode
+// you from using this specific tool call"; the question tool's
+// RejectedError, question/index.ts, "The user dismissed this question":
+// the person declined to answer), each after the error's name where an
+// older OpenCode wrote it ("Error: ...", errorName); cancelled when OpenCode
 // stopped it unfinished (session/processor.ts: "Tool execution aborted",
 // metadata.interrupted); else error.
 func errorStatus(q *part) string {
-	t := strings.TrimSpace(q.errText)
+	t := errorName(strings.TrimSpace(q.errText))
 	switch {
 	case strings.HasPrefix(t, "The user rejected permission to use this specific tool call"),
-		strings.HasPrefix(t, "The user has specified a rule which prevents you from using this specific tool call"):
+		strings.HasPrefix(t, "The user has specified a rule which prevents you from using this specific tool call"),
+		t == "The user dismissed this question":
 		return "denied"
 	case q.interrupted || t == "Tool execution aborted":
 		return "cancelled"
 	}
 	return "error"
+}
+
+// stopped is the status of a completed command part that did not end by
+// itself, and why, else "". OpenCode's bash tool completes the part
+// whatever ended the command: on its timeout or the user's abort it kills
+// the command, states its exit as null and appends the reason, in a
+// "<bash_metadata>" block ("bash tool terminated command after exceeding
+// timeout N ms..." or "User aborted the command"; a shell tool the same
+// in "<shell_metadata>") or, before 1.0, as a last line "(Command
+// timed out after N ms)" or "(Command was aborted)": cancelled. An exit
+// stated null with neither is a command a signal ended (Node's exitCode
+// is null then): an error.
+func stopped(q *part) (status, why string) {
+	if kind, _ := toolKind(q); q.status != "completed" || q.background || kind != "execute" {
+		return "", ""
+	}
+	tail := strings.TrimRight(q.output, " \n")
+	if i := strings.LastIndex(tail, "_metadata>\n"); i >= 0 && strings.HasSuffix(tail, "_metadata>") {
+		for _, l := range strings.Split(tail[i:], "\n") {
+			l = strings.TrimSpace(l)
+			if strings.Contains(l, " terminated command after exceeding ") || l == "User aborted the command" {
+				return "cancelled", l
+			}
+		}
+	}
+	last := tail[strings.LastIndexByte(tail, '\n')+1:]
+	if (strings.HasPrefix(last, "(Command timed out after ") && strings.HasSuffix(last, ")")) || last == "(Command was aborted)" {
+		return "cancelled", strings.Trim(last, "()")
+	}
+	if q.noExit {
+		return "error", "the command ended without an exit code (a signal stopped it)"
+	}
+	return "", ""
+}
+
+// errorName is an error text without the error's name before it:
+// OpenCode before its Effect processor wrote a tool's error as the thrown
+// error's toString() ("Error: The user rejected permission ...", as the
+// real 1.2.5 exports show "Error: No such file or directory: ..."), its
+// Effect processor the message alone (errorMessage).
+func errorName(t string) string {
+	name, rest, ok := strings.Cut(t, ": ")
+	if !ok || !strings.HasSuffix(name, "Error") || strings.ContainsAny(name, " \n") {
+		return t
+	}
+	return rest
 }
 
 func intString(i sdk.Int) string {
@@ -872,7 +930,7 @@ func intString(i sdk.Int) string {
 // toolKind classifies OpenCode's built-in tools.
 func toolKind(q *part) (string, sdk.Str) {
 	switch strings.ToLower(q.tool) {
-	case "bash":
+	case "bash", "shell":
 		if q.command != "" {
 			return "execute", sdk.S(q.command)
 		}

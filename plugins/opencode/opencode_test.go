@@ -221,6 +221,12 @@ func TestToolErrorStatus(t *testing.T) {
 		{"the user refused the call", "bash", `"error":"The user rejected permission to use this specific tool call. You may try again with different parameters."`, "denied"},
 		{"the user refused it with feedback", "edit", `"error":"The user rejected permission to use this specific tool call with the following feedback: use the other file"`, "denied"},
 		{"a permission rule refused it", "bash", `"error":"The user has specified a rule which prevents you from using this specific tool call. Permission \"bash\" with pattern \"rm *\" was denied by rule {}"`, "denied"},
+		{"the user dismissed a question", "question", `"error":"The user dismissed this question"`, "denied"},
+		{"refused, as toString wrote it", "bash", `"error":"Error: The user rejected permission to use this specific tool call."`, "denied"},
+		{"a rule refused it, as toString wrote it", "bash", `"error":"Error: The user has specified a rule which prevents you from using this specific tool call. Here are some of the relevant rules []"`, "denied"},
+		{"dismissed, as toString wrote it", "question", `"error":"Error: The user dismissed this question"`, "denied"},
+		{"refused, a tagged error's name", "edit", `"error":"PermissionRejectedError: The user rejected permission to use this specific tool call."`, "denied"},
+		{"a file missing, as toString wrote it", "read", `"error":"Error: No such file or directory: '/x/.github'"`, "error"},
 		{"a call stopped unfinished", "bash", `"error":"Tool execution aborted"`, "cancelled"},
 		{"a call marked interrupted", "task", `"error":"Tool execution aborted","metadata":{"interrupted":true}`, "cancelled"},
 		{"a tool that failed", "read", `"error":"File not found: /x"`, "error"},
@@ -283,3 +289,40 @@ func TestTreeReadsAsRows(t *testing.T) {
 }
 
 var rawLineRE = regexp.MustCompile(`"(raw_line|RawLine)":\d+`)
+
+// TestStoppedCommand: OpenCode's bash tool completes its part however the
+// command ended (tool/bash.ts): on its timeout or the user's abort it
+// kills the command, states exit null and appends why, so a completed
+// part is not always a command that finished.
+func TestStoppedCommand(t *testing.T) {
+	facts := `{"$twasm":"source","store":"OpenCode","path":"opencode.db","name":"opencode.db","size":1,"mtime":"2026-01-01T00:00:00Z","session":"ses_1"}`
+	for _, tc := range []struct{ name, tool, output, exit, status, err string }{
+		{"timed out (bash_metadata)", "bash", "started\\n\\n\\n<bash_metadata>\\nbash tool terminated command after exceeding timeout 120000 ms. If this command is expected to take longer and is not waiting for interactive input, retry with a larger timeout value in milliseconds.\\n</bash_metadata>", "null", "cancelled", "bash tool terminated command after exceeding timeout 120000 ms."},
+		{"aborted (bash_metadata)", "bash", "(no output)\\n\\n<bash_metadata>\\nUser aborted the command\\n</bash_metadata>", "null", "cancelled", "User aborted the command"},
+		{"timed out (shell_metadata)", "shell", "x\\n\\n<shell_metadata>\\nshell tool terminated command after exceeding timeout 300 ms.\\n</shell_metadata>", "null", "cancelled", "shell tool terminated command"},
+		{"timed out (before 1.0)", "bash", "started\\n\\n(Command timed out after 60000 ms)", "null", "cancelled", "Command timed out after 60000 ms"},
+		{"aborted (before 1.0)", "bash", "started\\n\\n(Command was aborted)", "null", "cancelled", "Command was aborted"},
+		{"a signal ended it", "bash", "Killed\\n", "null", "error", "without an exit code"},
+		{"exited 0", "bash", "ok\\n", "0", "ok", ""},
+		{"exited 2", "bash", "no\\n", "2", "error", ""},
+		{"no exit stated", "bash", "ok\\n", "", "ok", ""},
+		{"not a command", "read", "<bash_metadata>\\nUser aborted the command\\n</bash_metadata>", "null", "ok", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			meta := `{}`
+			if tc.exit != "" {
+				meta = `{"exit":` + tc.exit + `}`
+			}
+			raw := facts + "\n" + row("msg_1", "assistant", "prt_1", `{"type":"tool","tool":"`+tc.tool+`","callID":"c1","state":{"status":"completed","input":{"command":"sleep 999"},"output":"`+tc.output+`","title":"t","metadata":`+meta+`,"time":{"start":1762077600000,"end":1762077601000}}}`) + "\n"
+			o := plugintest.Run(t, opencode.Plugin, []byte(raw), normalize.Options{Provider: "opencode"})
+			if st, ok := o.ResultStatus("c1"); st != tc.status {
+				t.Errorf("c1's status %q (a result: %v), want %s", st, ok, tc.status)
+			}
+			if tc.err != "" {
+				if _, rs := o.Tools(); len(rs) != 1 || !strings.Contains(rs[0].Error, tc.err) {
+					t.Errorf("results %+v, want one whose error says %q", rs, tc.err)
+				}
+			}
+		})
+	}
+}
