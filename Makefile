@@ -75,7 +75,9 @@ include $(WASM_DEPS)
 
 # bundlerecord rewrites each bundled module in place (wasmdata, wasminterrupt,
 # both on wasmbin)
-# and leaves a module it finds rewritten alone: a change to either rewriter
+# (keeping the compiler's modification time, so that a plugin source edited
+# while other modules built is still newer than its module and the next make
+# builds it again) and leaves a module it finds rewritten alone: a change to either rewriter
 # makes the modules again (from the build cache when their sources are
 # unchanged), so no tree keeps modules the older rewriter made.
 REWRITERS := $(shell find internal/wasm/wasmbin internal/wasm/wasmdata internal/wasm/wasminterrupt -name '*.go' -not -name '*_test.go' 2>/dev/null)

@@ -112,6 +112,11 @@ func run(ctx context.Context, dir, cacheDir, goFile string) error {
 // stops every plugin through it, and would otherwise rewrite bundled
 // modules on every run), and returns the bytes to record. A module both
 // rewriters leave alone (already compacted and instrumented) is kept.
+// A rewritten module keeps the modification time the compiler gave it:
+// make compares it with the plugin's sources, and a source edited while
+// the other modules were still building (after this module was
+// compiled, before this rewrite) must still be newer than the module, so
+// that the next make builds it again instead of keeping a stale module.
 func compact(path string, b []byte) ([]byte, error) {
 	c, err := wasmdata.Compact(b, wasmdata.Gap)
 	if err != nil {
@@ -125,7 +130,14 @@ func compact(path string, b []byte) ([]byte, error) {
 	if bytes.Equal(c, b) {
 		return b, nil
 	}
-	return c, replaceFile(path, c)
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := replaceFile(path, c); err != nil {
+		return nil, err
+	}
+	return c, os.Chtimes(path, st.ModTime(), st.ModTime())
 }
 
 // replaceFile writes b to path through a temporary file and a rename, so

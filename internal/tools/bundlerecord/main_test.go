@@ -112,6 +112,33 @@ func TestRecord(t *testing.T) {
 		}
 	})
 
+	t.Run("a rewritten module keeps the compiler's modification time", func(t *testing.T) {
+		// make must still see a source edited after the module was
+		// compiled (while other modules built) as newer than the module.
+		dir := t.TempDir()
+		path := filepath.Join(dir, "echo.wasm")
+		if err := os.WriteFile(path, echo, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		compiled := time.Now().Add(-time.Hour).Truncate(time.Second)
+		if err := os.Chtimes(path, compiled, compiled); err != nil {
+			t.Fatal(err)
+		}
+		if err := run(ctx, dir, cache, ""); err != nil {
+			t.Fatal(err)
+		}
+		if string(mustRead(t, path)) == string(echo) {
+			t.Fatal("the module was not rewritten: the case tests nothing")
+		}
+		st, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !st.ModTime().Equal(compiled) {
+			t.Fatalf("the rewritten module's modification time is %v, want the compiler's %v", st.ModTime(), compiled)
+		}
+	})
+
 	t.Run("a second run leaves compacted modules as they are", func(t *testing.T) {
 		dir := t.TempDir()
 		path := filepath.Join(dir, "echo.wasm")
