@@ -69,6 +69,16 @@ func (r rooLegacy) folder(ts int64, returned bool) (ui, api []byte) {
 	return []byte("[" + strings.Join(u, ",") + "]"), []byte("[" + strings.Join(a, ",") + "]")
 }
 
+// put writes the task's folder, complete, in h's Roo Code store, an hour
+// old, and returns its path.
+func (r rooLegacy) put(h *clitest.Home) string {
+	ui, api := r.folder(1767225600000, true)
+	dir := filepath.Join(rooTasks, r.id)
+	h.Put(filepath.Join(dir, "ui_messages.json"), ui, time.Hour)
+	h.Put(filepath.Join(dir, "api_conversation_history.json"), api, time.Hour)
+	return filepath.Join(h.Dir, dir)
+}
+
 // TestSyncRooLegacySubTask: a Roo Code sub-task before 3.35, whose folder
 // names no parent and whose parent's new_task result names no task, is
 // tied to the call by its first message, the call's message
@@ -123,13 +133,7 @@ func TestSyncRooLegacySubTask(t *testing.T) {
 			t.Parallel()
 			h := clitest.NewHome(t)
 			store := filepath.Join(h.Dir, rooTasks)
-			put := func(r rooLegacy) string {
-				ui, api := r.folder(1767225600000, true)
-				dir := filepath.Join(rooTasks, r.id)
-				h.Put(filepath.Join(dir, "ui_messages.json"), ui, time.Hour)
-				h.Put(filepath.Join(dir, "api_conversation_history.json"), api, time.Hour)
-				return filepath.Join(h.Dir, dir)
-			}
+			put := func(r rooLegacy) string { return r.put(h) }
 			childDir := filepath.Join(h.Dir, rooTasks, c.others[0].id)
 			first := ""
 			if c.childFirst {
@@ -203,13 +207,7 @@ func rooLegacyRelinked(t *testing.T) (h *clitest.Home, store, loose, child strin
 	sub := rooLegacy{id: "c2000000-0000-4000-8000-000000000022", text: message, in: 10, out: 60}
 	h = clitest.NewHome(t)
 	store = filepath.Join(h.Dir, rooTasks)
-	put := func(r rooLegacy) string {
-		ui, api := r.folder(1767225600000, true)
-		dir := filepath.Join(rooTasks, r.id)
-		h.Put(filepath.Join(dir, "ui_messages.json"), ui, time.Hour)
-		h.Put(filepath.Join(dir, "api_conversation_history.json"), api, time.Hour)
-		return filepath.Join(h.Dir, dir)
-	}
+	put := func(r rooLegacy) string { return r.put(h) }
 	subDir := put(sub)
 	loose = syncNewRuns(t, h, store, "sync of the sub-task alone", 1)[subDir]
 	put(parent)
