@@ -299,18 +299,26 @@ type RecordCalls struct {
 }
 
 // PromptMatch says how a sub-agent's file and the call that started it
-// state the same prompt ([Store.SubAgentPrompt], ABI 1.11).
+// state the same prompt ([Store.SubAgentPrompt], ABI 1.11), or a folder
+// store's session and the call of another session's run that started it
+// ([StoreParent.Prompt], ABI 1.12).
 type PromptMatch struct {
+	// File (StoreParent.Prompt only) is the session's file holding the
+	// prompt: one of the store's Files globs, exactly as listed there.
+	File string `json:"file,omitempty"`
 	// Record is a JSON Pointer into the records (lines) of the
 	// sub-agent's JSON Lines file: the first of its first 16 lines,
 	// within its first MiB, in which it names a string holds the prompt
 	// (Kimi CLI: "/content", its first user message; the checkpoint
 	// lines before it have none, or, for an agent with the SendDMail
-	// tool, a user message whose content is an array).
+	// tool, a user message whose content is an array). With
+	// StoreParent.Prompt, into File's first JSON value.
 	Record string `json:"record"`
 	// Input is a JSON Pointer into the input of a tool call of the
 	// session's run, as its plugin reported the call, to the string
-	// that equals the prompt (Kimi CLI: "/prompt").
+	// that equals the prompt (Kimi CLI: "/prompt"; a host of ABI 1.12
+	// and later compares the two with white space trimmed from both
+	// ends).
 	Input string `json:"input"`
 	// Name (optional) is the tool's name: the calls of that name only
 	// (Kimi CLI: "Task").
@@ -412,6 +420,26 @@ type StoreParent struct {
 	// supersedes it. A host that does not read it leaves such a session a
 	// run of its own.
 	Result string `json:"result,omitempty"`
+	// Prompt (ABI 1.12, optional, a folder store) says how a session that
+	// names no parent (nor does a result, Result) and the tool call of
+	// another session's run that started it state the same prompt, when
+	// only that text ties them (Roo Code before 3.35, Kilo Code before
+	// 4.135: the sub-task's first message is the new_task call's
+	// message; {"file": "ui_messages.json", "record": "/0/text",
+	// "input": "/message", "name": "new_task"}). Its File is one of
+	// Files' globs, exactly as listed there, and Record a JSON Pointer
+	// into the first JSON value of the first file it matches in the
+	// session's directory (read as a stream: the value may be larger
+	// than a MiB, the prompt within its first MiB). The two are equal
+	// once white space is trimmed from both ends. The sync that archives
+	// a part of a session whose run holds such a call links the one
+	// other session of the store (the directory beside it) that names no
+	// parent and states that prompt as a child run of that run, at that
+	// call, as Result does (superseding a run of its own archived
+	// before); only when one call of that run and one such session state
+	// it: none or several, the session stays a run of its own. A host
+	// that does not read it leaves such a session a run of its own.
+	Prompt *PromptMatch `json:"prompt,omitempty"`
 }
 
 // SQLiteSource is what the host reads of a SQLite store (ABI 1.4). Every

@@ -160,7 +160,13 @@
 // folder store may also say how a parent's tool result names a session
 // that names no parent ([StoreParent.Result]: Roo Code 3.35 to 3.48's
 // "Subtask <id> completed."): the host links the session's run at the
-// call that result answers. A file store
+// call that result answers. Since ABI 1.12 a folder store may say, for a
+// session that nothing names, which of its files states the prompt it
+// starts with and which member of a call's input states it
+// ([StoreParent.Prompt]: Roo Code before 3.35, whose sub-task's first
+// message is the new_task call's message): the host links the session's
+// run at the one call stating it, when one session only states it; a
+// host built for 1.11 or before leaves it a run of its own. A file store
 // may declare how a session file names the session file it is a
 // sub-agent of ([Store.SubAgentOf]: a JSON Pointer into its first JSON
 // value, a glob of the parent's file with the key, the members of the

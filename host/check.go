@@ -332,6 +332,9 @@ func checkStore(st abi.Store, providers map[string]bool) []string {
 		case st.Parent.Result != "" && (st.Kind != "folder" || strings.Count(st.Parent.Result, "{key}") != 1 || strings.ContainsAny(st.Parent.Result, "\r\n") || len(st.Parent.Result) > 256):
 			// ABI 1.11: the line of the parent's result naming the session.
 			problems = append(problems, fmt.Sprintf("parent result %q is not one line of at most 256 bytes holding {key} once, on a folder store", st.Parent.Result))
+		case st.Parent.Prompt != nil && (st.Kind != "folder" || !slices.Contains(st.Files, st.Parent.Prompt.File) || !jsonPointer(st.Parent.Prompt.Record) || !jsonPointer(st.Parent.Prompt.Input) || st.Parent.Prompt.Name != "" && !validName(st.Parent.Prompt.Name)):
+			// ABI 1.12: the session's file and its parent's call state the same prompt.
+			problems = append(problems, fmt.Sprintf("parent prompt %+v is not one of the store's files, two JSON Pointers (and a tool's name), on a folder store", *st.Parent.Prompt))
 		}
 	}
 	if _, glob := abi.SubAgentsGlob(st.SubAgents); st.SubAgents != "" && (st.Kind != "" && st.Kind != "file" || !relPath(strings.NewReplacer("{stem}", "x", "*", "x", "?", "x").Replace(glob))) {
@@ -356,8 +359,8 @@ func checkStore(st abi.Store, providers map[string]bool) []string {
 		problems = append(problems, fmt.Sprintf("sub_agent_calls %+v is not a JSON Pointer to a member and two names, with sub_agents (and a JSON Pointer agent_in, a file name's prefix)", *c))
 	}
 	// ABI 1.11: the sub-agent's file and its call state the same prompt.
-	if p := st.SubAgentPrompt; p != nil && (st.SubAgents == "" || !jsonPointer(p.Record) || !jsonPointer(p.Input) || p.Name != "" && !validName(p.Name)) {
-		problems = append(problems, fmt.Sprintf("sub_agent_prompt %+v is not two JSON Pointers (and a tool's name), with sub_agents", *p))
+	if p := st.SubAgentPrompt; p != nil && (st.SubAgents == "" || !jsonPointer(p.Record) || !jsonPointer(p.Input) || p.Name != "" && !validName(p.Name) || p.File != "") {
+		problems = append(problems, fmt.Sprintf("sub_agent_prompt %+v is not two JSON Pointers (and a tool's name, no file), with sub_agents", *p))
 	}
 	if st.RetentionDays < 0 {
 		problems = append(problems, "retention_days is negative")

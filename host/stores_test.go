@@ -300,6 +300,44 @@ func TestCheckStoreSubAgentPrompt(t *testing.T) {
 	}
 }
 
+// TestCheckStoreParentPrompt: a folder store may declare the file and
+// pointer of a session's first prompt and the pointer of the call's
+// input stating it (parent.prompt, ABI 1.12: Roo Code before 3.35's
+// ui_messages.json "/0/text" and new_task's "/message"); a file not
+// among the store's files, a pointer without its "/", a tree store, or a
+// file on a sub_agent_prompt (a file store's) is refused.
+func TestCheckStoreParentPrompt(t *testing.T) {
+	roo := abi.PromptMatch{File: "ui_messages.json", Record: "/0/text", Input: "/message", Name: "new_task"}
+	store := func(kind string, edit func(*abi.PromptMatch)) abi.Store {
+		pm := roo
+		edit(&pm)
+		st := abi.Store{Name: "s", Kind: kind, Roots: []abi.Root{{Path: "~/.s"}}, Dir: "tasks", Pattern: "*",
+			Files: []string{"ui_messages.json", "history_item.json"}, Parent: &abi.StoreParent{File: "history_item.json", Member: "parentTaskId", Prompt: &pm}}
+		return st
+	}
+	kimi := abi.Store{Name: "s", Kind: "file", Roots: []abi.Root{{Path: "~/.s"}}, Pattern: "*.jsonl", SubAgents: "{stem}_sub_*.jsonl",
+		SubAgentPrompt: &abi.PromptMatch{File: "x.jsonl", Record: "/content", Input: "/prompt"}}
+	for _, tc := range []struct {
+		name string
+		st   abi.Store
+		ok   bool
+	}{
+		{"roo", store("folder", func(*abi.PromptMatch) {}), true},
+		{"no tool name", store("folder", func(p *abi.PromptMatch) { p.Name = "" }), true},
+		{"a file not the store's", store("folder", func(p *abi.PromptMatch) { p.File = "task_metadata.json" }), false},
+		{"no file", store("folder", func(p *abi.PromptMatch) { p.File = "" }), false},
+		{"a record without /", store("folder", func(p *abi.PromptMatch) { p.Record = "0/text" }), false},
+		{"an input without /", store("folder", func(p *abi.PromptMatch) { p.Input = "message" }), false},
+		{"a tree store", store(abi.StoreKindTree, func(*abi.PromptMatch) {}), false},
+		{"a file on a sub_agent_prompt", kimi, false},
+	} {
+		got := checkStore(tc.st, map[string]bool{"s": true})
+		if (len(got) == 0) != tc.ok {
+			t.Errorf("%s: problems %q, want ok %v", tc.name, got, tc.ok)
+		}
+	}
+}
+
 // TestCheckStoreParentResult: a folder store may declare the line of a
 // tool result by which a parent names its sub-task (parent.result, ABI
 // 1.11: Roo Code's "Subtask {key} completed."): one line holding {key}

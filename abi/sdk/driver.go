@@ -105,6 +105,14 @@ func store(o *members, s *abi.Store) {
 			o.strIf("file", p.File)
 			o.strIf("member", p.Member)
 			o.strIf("result", p.Result)
+			if m := p.Prompt; m != nil {
+				o.object("prompt", func(o *members) {
+					o.strIf("file", m.File)
+					o.str("record", m.Record)
+					o.str("input", m.Input)
+					o.strIf("name", m.Name)
+				})
+			}
 		})
 	}
 	o.strIf("sub_agents", s.SubAgents)

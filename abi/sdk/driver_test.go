@@ -153,6 +153,10 @@ func TestManifestStores(t *testing.T) {
 			{Name: "sub-agent of, no result", Roots: []abi.Root{{Path: "~/.c"}}, Pattern: "*.jsonl", SubAgentOf: &abi.SubAgentOf{Member: "/p", File: "*-{key}.jsonl"}},
 			{Name: "folder", Kind: "folder", Roots: []abi.Root{{Path: "~/.f"}}, Pattern: "*", Files: []string{"ui_messages.json", `odd "name".json`, "*.jsonl"},
 				Parent: &abi.StoreParent{File: "history_item.json", Member: `parent "Task" Id`, Result: `Subtask "{key}" completed.`}},
+			{Name: "folder, by prompt", Kind: "folder", Roots: []abi.Root{{Path: "~/.f"}}, Pattern: "*", Files: []string{"ui_messages.json", "history_item.json"},
+				Parent: &abi.StoreParent{File: "history_item.json", Member: "parentTaskId", Prompt: &abi.PromptMatch{File: `ui "messages".json`, Record: "/0/text", Input: `/mess"age`, Name: "new_task"}}},
+			{Name: "folder, by prompt, any tool", Kind: "folder", Roots: []abi.Root{{Path: "~/.f"}}, Pattern: "*", Files: []string{"ui_messages.json", "history_item.json"},
+				Parent: &abi.StoreParent{File: "history_item.json", Member: "parentTaskId", Prompt: &abi.PromptMatch{File: "ui_messages.json", Record: "/0/text", Input: "/message"}}},
 			{Name: "tree", Kind: abi.StoreKindTree, Roots: []abi.Root{{Path: "~/.t"}}, Dir: "storage", Pattern: "session/*/*.json",
 				Files: []string{"session/*/{key}.json", "message/{key}/*.json", "part/{*}/*.json"}, Parent: &abi.StoreParent{File: "session/*/{key}.json", Member: "parentID"}}}},
 		{name: "sections", stores: []abi.Store{{

@@ -315,6 +315,23 @@
 // storage, as if just archived (noteArchivedNamers; the file
 // archive/subtasks-checked beside the ledger marks it done).
 //
+// A folder store may also say how a session that nothing names is tied
+// to the call that started it by its first prompt (abi.StoreParent.Prompt,
+// ABI 1.12: Roo Code before 3.35, whose sub-task's first message, the
+// first of ui_messages.json, is the new_task call's message; prompt.go).
+// A part whose stream holds the call's tool name is noted as above; for
+// the noted run, linkNamed reads the prompts its calls state (a call whose
+// result is an error or a denial left out) and, once per store directory
+// and linkNamed, the first prompt of every session folder of the store
+// that names no parent (folderPrompt: the declared file's first JSON
+// value walked only as far as the pointer needs, an array's element by
+// its index, within its first MiB); a prompt one call of the run and one
+// session state (white space at either end not counting) links that
+// session as a result naming it would, at that call. Two calls or two
+// sessions stating it, or none, link nothing: the session stays a run of
+// its own. Runs archived before a twasm that links by prompt are looked at
+// once per storage (archive/subtasks-prompts-checked).
+//
 // Each part is one agent step of the run, at path "agent" with the part
 // number as iteration, written through package capture: its bytes extend
 // the run's one raw capture (capture.Options.ContinueRaw), and the part

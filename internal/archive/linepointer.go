@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"strconv"
 	"strings"
 
 	"github.com/twasm/twasm/internal/regfile"
@@ -67,6 +68,19 @@ func walkPointer(b []byte, ptr string) (v []byte, done bool) {
 		s.ws()
 		if !s.more() {
 			return nil, false
+		}
+		if s.b[s.i] == '[' {
+			// An array's element, by its index (abi.StoreParent.Prompt:
+			// the first message of Roo Code's ui_messages.json, "/0/text").
+			i, err := strconv.Atoi(tok)
+			if err != nil || i < 0 || tok != strconv.Itoa(i) {
+				return nil, depth > 0 // as an object's: a member on the way not there
+			}
+			s.i++
+			if found, ok := s.element(i); !ok || !found {
+				return nil, ok
+			}
+			continue
 		}
 		if s.b[s.i] != '{' {
 			return nil, depth > 0 // a member on the way is not an object: none
@@ -190,6 +204,39 @@ func (s *jsonScan) skip() bool {
 		s.i++
 	}
 	return s.i > start
+}
+
+// element moves s, just inside an array, to its element i: found false
+// when the array ends before it; ok false when the text ends first or is
+// not an array's elements.
+func (s *jsonScan) element(i int) (found, ok bool) {
+	for n := 0; ; n++ {
+		s.ws()
+		if !s.more() {
+			return false, false
+		}
+		if s.b[s.i] == ']' {
+			return false, n == 0
+		}
+		if n == i {
+			return true, true
+		}
+		if !s.skip() {
+			return false, false
+		}
+		s.ws()
+		if !s.more() {
+			return false, false
+		}
+		switch s.b[s.i] {
+		case ',':
+			s.i++
+		case ']':
+			return false, true
+		default:
+			return false, false
+		}
+	}
 }
 
 // member moves s, just inside an object, to the value of its member

@@ -167,7 +167,7 @@ func (a *Archiver) SyncStores(ctx context.Context, locs []Location, since time.T
 	// The sub-tasks the parts archived name (abi.StoreParent.Result),
 	// linked once every session is done, on this goroutine alone (and,
 	// once per storage, those the runs an older twasm archived name).
-	marker := a.noteArchivedNamers(locs)
+	markers := a.noteArchivedNamers(locs)
 	for _, o := range a.linkNamed(ctx) {
 		present.add(o.Path)
 		if o.Result != nil {
@@ -178,7 +178,10 @@ func (a *Archiver) SyncStores(ctx context.Context, locs []Location, since time.T
 			progress(len(sessions), len(sessions), &o)
 		}
 	}
-	if marker != "" && ctx.Err() == nil {
+	for _, marker := range markers {
+		if ctx.Err() != nil {
+			break
+		}
 		if err := os.WriteFile(marker, nil, 0o600); err != nil {
 			a.opts.Logger.Warn("archive: sub-tasks looked at, not marked", "err", err)
 		}

@@ -416,6 +416,9 @@ type sessionLinks struct {
 	// sha256, when the store declares where a call states one
 	// (abi.Store.SubAgentPrompt, prompt.go).
 	prompts map[[32]byte][]int
+	// failed are the calls whose result is an error or a denial: they
+	// started nothing (abi.StoreParent.Prompt).
+	failed map[int]bool
 }
 
 // maxNamedLines and maxNamedLine bound what is kept of a result's output
@@ -465,7 +468,7 @@ func (a *Archiver) sessionLinksOf(pe *Entry, pm *abi.PromptMatch) (sessionLinks,
 // readSession reads a session's run for subAgentLink (pm: the store's
 // abi.Store.SubAgentPrompt, nil when it declares none).
 func (a *Archiver) readSession(runID string, pm *abi.PromptMatch) (sessionLinks, error) {
-	in := sessionLinks{calls: map[string][]int{}, named: map[string]int{}, members: map[string]int{}, prompts: map[[32]byte][]int{}}
+	in := sessionLinks{calls: map[string][]int{}, named: map[string]int{}, members: map[string]int{}, prompts: map[[32]byte][]int{}, failed: map[int]bool{}}
 	var pairs transcript.Pairer
 	p, err := a.opts.Store.TranscriptPath(runID)
 	if err != nil {
@@ -497,6 +500,9 @@ func (a *Archiver) readSession(runID string, pm *abi.PromptMatch) (sessionLinks,
 				call, ok := pairs.Result(t.CallID, ev.Path, ev.Iteration)
 				if !ok {
 					continue // answers no call of the run
+				}
+				if t.Error != "" || t.Status == transcript.StatusError || t.Status == transcript.StatusDenied {
+					in.failed[call] = true
 				}
 				in.addMembers(t.Output, call)
 				rest := t.Output

@@ -3,6 +3,7 @@ package archive
 import (
 	"bytes"
 	"context"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -57,16 +58,27 @@ type namedPart struct {
 	runID string
 }
 
+// namesSubTasks reports whether a folder store declares how a session's
+// run names the sessions it started that name no parent: by a result
+// (abi.StoreParent.Result) or by a call's prompt (abi.StoreParent.Prompt).
+func namesSubTasks(loc *Location) bool {
+	return loc.Kind == KindFolder && loc.Parent != nil && (loc.Parent.Result != "" || loc.Parent.Prompt != nil)
+}
+
 // noteNaming notes a part of session folder dir (run runID) archived
-// now, whose stream body may hold results naming sub-tasks: when the
-// store declares how (abi.StoreParent.Result) and the body holds the
-// line's words before "{key}".
+// now, whose stream body may hold results naming sub-tasks or calls
+// starting them: when the store declares how and the body holds the
+// line's words before "{key}" (abi.StoreParent.Result) or the call's
+// tool name (abi.StoreParent.Prompt).
 func (a *Archiver) noteNaming(loc *Location, dir, runID string, body []byte) {
 	p := loc.Parent
-	if p == nil || p.Result == "" || runID == "" || a.named == nil || loc.Kind != KindFolder {
+	if !namesSubTasks(loc) || runID == "" || a.named == nil {
 		return
 	}
-	if lit, _, _ := strings.Cut(p.Result, "{key}"); lit != "" && !strings.ContainsAny(lit, "\"\\<>&") && !bytes.Contains(body, []byte(lit)) {
+	lit, _, _ := strings.Cut(p.Result, "{key}")
+	byResult := p.Result != "" && (lit == "" || strings.ContainsAny(lit, "\"\\<>&") || bytes.Contains(body, []byte(lit)))
+	byPrompt := p.Prompt != nil && (p.Prompt.Name == "" || bytes.Contains(body, []byte(p.Prompt.Name)))
+	if !byResult && !byPrompt {
 		return
 	}
 	a.named.mu.Lock()
@@ -82,25 +94,41 @@ func (a *Archiver) noteNaming(loc *Location, dir, runID string, body []byte) {
 // no part of the parents is new to a later sync.
 const subTasksMarker = "subtasks-checked"
 
+// subTasksPromptMarker is subTasksMarker for the stores that also
+// declare how a call's prompt ties a sub-task to it
+// (abi.StoreParent.Prompt, ABI 1.12): a twasm of 1.11 looked at their
+// runs for results only.
+const subTasksPromptMarker = "subtasks-prompts-checked"
+
 // noteArchivedNamers notes, once per storage, every open run of the
 // stores among locs that declare how a parent names its sub-tasks, as if
-// a part of it were archived now (noteNaming), and returns the marker
-// to write once linkNamed has looked at them ("" when done before, or
-// when no store declares it); and, in every sync, the runs Recover noted
-// again (namedParts.again).
-func (a *Archiver) noteArchivedNamers(locs []Location) string {
+// a part of it were archived now (noteNaming), and returns the markers
+// to write once linkNamed has looked at them (subTasksMarker for stores
+// declaring a result, subTasksPromptMarker for those declaring a
+// prompt; none when each is there, or no store declares either); and,
+// in every sync, the runs Recover noted again (namedParts.again).
+func (a *Archiver) noteArchivedNamers(locs []Location) []string {
 	if a.named == nil || a.opts.DryRun {
-		return ""
+		return nil
 	}
 	var stores []*Location
+	var markers []string
 	for i := range locs {
-		if l := &locs[i]; l.Kind == KindFolder && l.Parent != nil && l.Parent.Result != "" {
+		if l := &locs[i]; namesSubTasks(l) {
 			stores = append(stores, l)
+			if l.Parent.Result != "" {
+				markers = append(markers, subTasksMarker)
+			}
+			if l.Parent.Prompt != nil {
+				markers = append(markers, subTasksPromptMarker)
+			}
 		}
 	}
 	if len(stores) == 0 {
-		return ""
+		return nil
 	}
+	slices.Sort(markers)
+	markers = slices.Compact(markers)
 	var parts []namedPart
 	note := func(e *Entry) {
 		if e.Closed || e.Pending || e.Parts == 0 || e.SupersededBy != "" {
@@ -122,16 +150,22 @@ func (a *Archiver) noteArchivedNamers(locs []Location) string {
 			note(e)
 		}
 	}
-	marker := filepath.Join(filepath.Dir(a.ledger.path), subTasksMarker)
-	if _, err := os.Stat(marker); err == nil {
-		marker = ""
+	done := true
+	for i, m := range markers {
+		markers[i] = filepath.Join(filepath.Dir(a.ledger.path), m)
+		if _, err := os.Stat(markers[i]); err != nil {
+			done = false
+		}
+	}
+	if done {
+		markers = nil
 	} else {
 		a.ledger.each(note)
 	}
 	a.named.mu.Lock()
 	a.named.parts = append(a.named.parts, parts...)
 	a.named.mu.Unlock()
-	return marker
+	return markers
 }
 
 // maxNamedRounds bounds how many times linkNamed looks again at the parts
@@ -146,6 +180,7 @@ func (a *Archiver) linkNamed(ctx context.Context) []Outcome {
 		return nil
 	}
 	var outs []Outcome
+	prompts := map[string]storePrompts{} // by store directory, read once
 	for range maxNamedRounds {
 		a.named.mu.Lock()
 		parts := a.named.parts
@@ -165,25 +200,41 @@ func (a *Archiver) linkNamed(ctx context.Context) []Outcome {
 				continue
 			}
 			e := *pe
-			in, err := a.sessionLinksOf(&e, nil)
+			in, err := a.sessionLinksOf(&e, np.loc.Parent.Prompt)
 			if err != nil {
 				a.opts.Logger.Warn("sub-task link: read the session's run", "run", e.RunID, "err", err)
 				continue
 			}
-			keys := namedKeys(np.loc.Parent.Result, in)
-			names := make([]string, 0, len(keys))
-			for k := range keys {
-				names = append(names, k)
-			}
-			slices.Sort(names)
-			for _, key := range names {
-				if o, ok := a.linkSubTask(ctx, np.loc, np.dir, &e, in, key, keys[key]); ok {
-					outs = append(outs, o)
+			for _, by := range []struct {
+				keys   map[string]int
+				prompt bool
+			}{{namedKeys(np.loc.Parent.Result, in), false}, {a.promptLinks(np, in, prompts), true}} {
+				for _, key := range slices.Sorted(maps.Keys(by.keys)) {
+					if o, ok := a.linkSubTask(ctx, np.loc, np.dir, &e, in, key, by.keys[key], by.prompt); ok {
+						outs = append(outs, o)
+					}
 				}
 			}
 		}
 	}
 	return outs
+}
+
+// promptLinks are the sessions beside np's whose first prompt one call
+// of its run (in) states (promptKeys; none when the store declares no
+// abi.StoreParent.Prompt or the run states no prompt), the store's
+// prompts read once per linkNamed (prompts, by directory).
+func (a *Archiver) promptLinks(np namedPart, in sessionLinks, prompts map[string]storePrompts) map[string]int {
+	if np.loc.Parent.Prompt == nil || len(in.prompts) == 0 {
+		return nil
+	}
+	dir := filepath.Dir(np.dir)
+	sp, ok := prompts[dir]
+	if !ok {
+		sp = readStorePrompts(np.loc, dir)
+		prompts[dir] = sp
+	}
+	return promptKeys(np.dir, in, sp)
 }
 
 // namedKeys are the keys the lines of a session's results name as the
@@ -214,7 +265,7 @@ func namedKeys(result string, in sessionLinks) map[string]int {
 // nothing to do (no such session; its run a child run of a run not
 // superseded, ended, pending, the namer's own or one it descends from;
 // or a session that names its parent itself).
-func (a *Archiver) linkSubTask(ctx context.Context, loc *Location, dir string, pe *Entry, in sessionLinks, key string, n int) (Outcome, bool) {
+func (a *Archiver) linkSubTask(ctx context.Context, loc *Location, dir string, pe *Entry, in sessionLinks, key string, n int, byPrompt bool) (Outcome, bool) {
 	child := filepath.Join(filepath.Dir(dir), key)
 	if child == dir || n < 0 || n >= len(in.list) {
 		return Outcome{}, false
@@ -255,10 +306,14 @@ func (a *Archiver) linkSubTask(ctx context.Context, loc *Location, dir string, p
 	callID := in.list[n].id
 	atCall(&l.Link, in, n)
 	l.Path = subAgentPath(key, callID)
-	why := "a sub-task its parent " + dir + " names in the result of call " + callID + ": archived as a child run of run " + pe.RunID + ", linked at that call"
+	tie := "a sub-task its parent " + dir + " names in the result of call " + callID
+	if byPrompt {
+		tie = "a sub-task naming no parent whose first prompt is the one call " + callID + " of " + dir + " stating it, and no other session's"
+	}
+	why := tie + ": archived as a child run of run " + pe.RunID + ", linked at that call"
 	if ce != nil {
 		l.legacy, l.Supersedes = ce.RunID, ce.RunID
-		why = "a sub-task its parent " + dir + " names in the result of call " + callID + ", archived before as run " + ce.RunID + ", a session of its own: archived again, whole, as a child run of run " + pe.RunID + " linked at that call, which supersedes it"
+		why = tie + ", archived before as run " + ce.RunID + ", a session of its own: archived again, whole, as a child run of run " + pe.RunID + " linked at that call, which supersedes it"
 	}
 	o := a.syncFolderAs(ctx, Session{Loc: loc, Path: child}, l)
 	if o.Action == ActionNew {

@@ -57,7 +57,11 @@ const (
 	// CLI's <uuid>_sub_N.jsonl before 0.59), and a folder store's session
 	// linked at the call whose result in another session's run names it
 	// (StoreParent.Result: Roo Code 3.35 to 3.48's sub-tasks).
-	Minor = 11
+	// Minor 12: a folder store's session that names no parent linked at
+	// the one call of another session's run whose input states the
+	// prompt the session starts with (StoreParent.Prompt: Roo Code's
+	// sub-tasks before 3.35, Kilo Code's before 4.135).
+	Minor = 12
 )
 
 // HostModule is the import module of the host functions. It carries the

@@ -562,7 +562,7 @@ func (n *normalizer) result(id, name, body string, isErr bool, ts sdk.Str, out *
 	r := sdk.ToolResult{CallID: sdk.S(id), Name: sdk.S(name), Output: sdk.S(body), Time: ts, IsError: isErr}
 	t := strings.TrimSpace(body)
 	if name == "new_task" && unnamedSubTask(t) {
-		out.Warn("roo: new_task call " + clip(id) + " started a sub-task that neither task names (Roo Code before 3.35, Kilo Code before 4.135: the result states no task id, the sub-task's folder no parent): the sub-task is archived as a run of its own, its messages and tokens not in this run's")
+		out.Warn("roo: new_task call " + clip(id) + " started a sub-task that neither task names (Roo Code before 3.35, Kilo Code before 4.135: the result states no task id, the sub-task's folder no parent): a host of plugin ABI 1.12 and later links the sub-task's run at this call when it is the one task whose first message is this call's message and this the one call of the task stating it; otherwise it is archived as a run of its own, its messages and tokens not in this run's")
 	}
 	switch {
 	case strings.HasPrefix(t, "The tool execution failed with the following error:"):

@@ -71,7 +71,12 @@ func vscodeStores(name, ext, provider string, parent *abi.StoreParent) []abi.Sto
 // history_item.json (Roo Code 3.35 to 3.48) only the parent names the
 // sub-task: its new_task call's result, "Subtask <child id>
 // completed.\n\nResult:\n...", once the sub-task ended (ABI 1.11).
-var subTask = &abi.StoreParent{File: fileHistory, Member: "parentTaskId", Result: "Subtask {key} completed."}
+// Before 3.35 (Kilo Code before 4.135) neither names the other: the
+// sub-task's first message, the first of ui_messages.json (Task.startTask,
+// say "text"), is the new_task call's message, which ties them when no
+// other call of the parent and no other task state it (ABI 1.12).
+var subTask = &abi.StoreParent{File: fileHistory, Member: "parentTaskId", Result: "Subtask {key} completed.",
+	Prompt: &abi.PromptMatch{File: fileUI, Record: "/0/text", Input: "/message", Name: "new_task"}}
 
 // stores are the task folders of Cline (its CLI and, since 2026, its
 // extension keep them under ~/.cline/data; older extensions under the

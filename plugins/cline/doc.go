@@ -229,14 +229,19 @@
 //     97), its completion_result the words after "[new_task
 //     completed] Result:", and its ask tool {"tool":"finishTask"}
 //     (presentAssistantMessage.ts line 604) says it returned to a parent.
-//     A link by that text would have the host look, among the store's
-//     runs, for the one call stating the words a task folder's first
-//     message holds, which no declaration of a folder store says
-//     (abi.Store.SubAgentPrompt is for a file store's sub-agent files):
-//     an ABI addition, not made. Such a sub-task is a run of its own,
-//     and the parent's step warns, for each new_task call whose result
-//     has one of those two shapes, that its sub-task is not linked
-//     (unnamedSubTask). Kilo Code's legacy extension (its task files
+//     The stores declare that tie (abi.StoreParent.Prompt, ABI 1.12:
+//     ui_messages.json's "/0/text" and the new_task call's "/message";
+//     Roo trims an XML parameter, parseAssistantMessage.ts, and the host
+//     compares the two with white space at either end trimmed): the
+//     host links the sub-task's run at the call when that call is the
+//     one of the parent's run stating the message and the sub-task the
+//     one task naming no parent that starts with it (a message holding
+//     "\\@", which Roo makes "\@", states other words: not linked).
+//     The parent's step says, for each new_task call whose result has
+//     one of those two shapes, that its sub-task is linked by that match
+//     only, a run of its own otherwise (unnamedSubTask): the plugin cannot
+//     know which. The same tie links a 3.35 to 3.48 sub-task as soon as
+//     its parent's call is archived. Kilo Code's legacy extension (its task files
 //     api_conversation_history.json, ui_messages.json,
 //     task_metadata.json; no history_item.json through its last release,
 //     5.10.4) shares the declaration: it merged Roo's delegation

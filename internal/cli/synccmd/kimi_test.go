@@ -369,16 +369,26 @@ func TestSyncKimiCodeSubAgentRelinked(t *testing.T) {
 // Doctor says so. The next sync settles it: the first run
 // is noted ended, its transcript's end written once, the new run the
 // one live copy, the sub-agent's tokens counted once; a further sync
-// archives nothing.
+// archives nothing. So too for a Roo Code sub-task before 3.35 synced
+// alone, then linked at its parent's new_task call by its first message
+// (abi.StoreParent.Prompt, rooLegacyRelinked).
 func TestSyncRelinkEndNotNoted(t *testing.T) {
 	t.Parallel()
+	kimi := func(t *testing.T) (*clitest.Home, string, string, string, int64) {
+		h, store, _, loose, child := kimiCodeRelinked(t)
+		return h, store, loose, child, 5515 + 330
+	}
 	for _, tc := range []struct {
 		name    string
 		pending bool // the part whole in the transcript, the ledger not yet told
-	}{{"part noted, first run not ended", false}, {"part whole, its entry still pending", true}} {
+		setup   func(t *testing.T) (h *clitest.Home, store, loose, child string, output int64)
+	}{
+		{"part noted, first run not ended", false, kimi}, {"part whole, its entry still pending", true, kimi},
+		{"roo prompt, part noted, first run not ended", false, rooLegacyRelinked}, {"roo prompt, part whole, its entry still pending", true, rooLegacyRelinked},
+	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			relinkEndNotNoted(t, tc.pending)
+			relinkEndNotNoted(t, tc.pending, tc.setup)
 		})
 	}
 }
@@ -386,8 +396,8 @@ func TestSyncRelinkEndNotNoted(t *testing.T) {
 // relinkEndNotNoted is TestSyncRelinkEndNotNoted's case: the ledger as a
 // kill leaves it after the re-linked run's part, pending when the kill
 // came before the ledger noted that part.
-func relinkEndNotNoted(t *testing.T, pending bool) {
-	h, store, _, loose, child := kimiCodeRelinked(t)
+func relinkEndNotNoted(t *testing.T, pending bool, setup func(t *testing.T) (h *clitest.Home, store, loose, child string, output int64)) {
+	h, store, loose, child, output := setup(t)
 	if by := supersededBy(t, h, loose); by != child {
 		t.Fatalf("run %s ends superseded by %q, want %s", loose, by, child)
 	}
@@ -433,8 +443,8 @@ func relinkEndNotNoted(t *testing.T, pending bool) {
 	var st struct {
 		UsageInAll map[string]int64 `json:"usage_in_all"`
 	}
-	if err := json.Unmarshal([]byte(h.OK("stats", "--all", "--json").Out), &st); err != nil || st.UsageInAll["output_tokens"] != 5515+330 {
-		t.Errorf("stats --all --json: usage_in_all %v (%v), want 5515 + 330 output tokens, once", st.UsageInAll, err)
+	if err := json.Unmarshal([]byte(h.OK("stats", "--all", "--json").Out), &st); err != nil || st.UsageInAll["output_tokens"] != output {
+		t.Errorf("stats --all --json: usage_in_all %v (%v), want %d output tokens, once", st.UsageInAll, err, output)
 	}
 	if strings.Contains(lastLineOf(t, ledger, child), `"supersedes"`) {
 		t.Errorf("the ledger still notes run %s superseding another", child)

@@ -85,8 +85,11 @@ const (
 var (
 	rooTasks  = filepath.Join(".config", "Code", "User", "globalStorage", "rooveterinaryinc.roo-cline", "tasks")
 	rooParent = rooTask{id: rooTop, text: "Plan the release.", in: 20, out: 150, child: rooMiddle, call: "toolu_01NewTask",
-		childText: "Write the changelog.", summary: "The release is planned.", in2: 30, out2: 40}
-	rooChild = rooTask{id: rooMiddle, text: "Write the changelog.", in: 10, out: 60, summary: "Wrote CHANGELOG.md."}
+		childText: `Write the changelog of \\@/docs.`, summary: "The release is planned.", in2: 30, out2: 40}
+	// The sub-task's first message is the call's with "\\@" made "\@"
+	// (NewTaskTool.execute): not the same words, so the result alone ties
+	// them (abi.StoreParent.Prompt links none; TestSyncRooLegacySubTask).
+	rooChild = rooTask{id: rooMiddle, text: `Write the changelog of \@/docs.`, in: 10, out: 60, summary: "Wrote CHANGELOG.md."}
 )
 
 // TestSyncRooDelegatedSubTask: a Roo Code 3.35-3.48 sub-task, whose
@@ -108,8 +111,8 @@ func TestSyncRooDelegatedSubTask(t *testing.T) {
 	t.Parallel()
 	tasks, top, parent, child := rooTasks, rooTop, rooParent, rooChild
 	delegating := child // the child, delegating in its turn
-	delegating.child, delegating.call, delegating.childText, delegating.in2, delegating.out2 = rooLeaf, "toolu_02NewTask", "Collect the commits.", 5, 7
-	grandchild := rooTask{id: rooLeaf, text: "Collect the commits.", in: 3, out: 9, summary: "12 commits."}
+	delegating.child, delegating.call, delegating.childText, delegating.in2, delegating.out2 = rooLeaf, "toolu_02NewTask", `Collect the commits of \\@/src.`, 5, 7
+	grandchild := rooTask{id: rooLeaf, text: `Collect the commits of \@/src.`, in: 3, out: 9, summary: "12 commits."}
 	xmlParent := parent // the XML tool protocol: the plugin names the call by the message's index
 	xmlParent.xml, xmlParent.call = true, "cline-1-x0"
 	for _, c := range []struct {

@@ -205,9 +205,18 @@ func lockWaited(t *testing.T, f *os.File) bool {
 // nothing names the sub-task, whose folder names no parent) and after
 // (the call's result "Subtask <id> completed.\n\nResult:\n...",
 // abi.StoreParent.Result), the sub-task's folder, and the sub-task's
-// folder's path.
-func rooRelinkFiles() (first, then map[string][]byte, sub string) {
+// folder's path. The call's message holds "\\@", which Roo makes "\@" in
+// the sub-task's first message: not the same words, so the result alone
+// ties them. legacy: a task of Roo Code before 3.35 (v3.34.8), its call's
+// message the sub-task's first message (abi.StoreParent.Prompt), its
+// result "[new_task completed] Result: ..." naming no task; first is the
+// sub-task's folder alone (a run of its own), then the parent's.
+func rooRelinkFiles(legacy bool) (first, then map[string][]byte, sub string) {
 	const parent, child, ts = "f1000000-0000-4000-8000-000000000001", "c2000000-0000-4000-8000-000000000002", 1767225600000
+	message, text, result := `Write the changelog of \\\\@/docs.`, `Write the changelog of \\@/docs.`, "Subtask "+child+" completed.\\n\\nResult:\\nDone." // JSON text
+	if legacy {
+		message, text, result = "Write the changelog.", "Write the changelog.", "[new_task completed] Result: Done."
+	}
 	tasks := filepath.Join(".config", "Code", "User", "globalStorage", "rooveterinaryinc.roo-cline", "tasks")
 	req := func(ts, in, out int) string {
 		return fmt.Sprintf(`{"ts":%d,"type":"say","say":"api_req_started","text":"{\"apiProtocol\":\"anthropic\",\"tokensIn\":%d,\"tokensOut\":%d,\"cacheWrites\":0,\"cacheReads\":0,\"cost\":0.001}"}`, ts, in, out)
@@ -215,21 +224,24 @@ func rooRelinkFiles() (first, then map[string][]byte, sub string) {
 	ui := []string{fmt.Sprintf(`{"ts":%d,"type":"say","say":"text","text":"Plan the release."}`, ts), req(ts+100, 20, 150),
 		fmt.Sprintf(`{"ts":%d,"type":"ask","ask":"tool","text":"{\"tool\":\"newTask\",\"mode\":\"code\",\"content\":\"Write the changelog.\"}"}`, ts+200)}
 	api := []string{fmt.Sprintf(`{"role":"user","content":[{"type":"text","text":"<task>\nPlan the release.\n</task>"}],"ts":%d}`, ts),
-		fmt.Sprintf(`{"role":"assistant","content":[{"type":"text","text":"I'll delegate it."},{"type":"tool_use","id":"toolu_01NewTask","name":"new_task","input":{"mode":"code","message":"Write the changelog.","todos":""}}],"ts":%d}`, ts+200)}
+		fmt.Sprintf(`{"role":"assistant","content":[{"type":"text","text":"I'll delegate it."},{"type":"tool_use","id":"toolu_01NewTask","name":"new_task","input":{"mode":"code","message":"%s","todos":""}}],"ts":%d}`, message, ts+200)}
 	doc := func(items []string) []byte { return []byte("[" + strings.Join(items, ",") + "]") }
 	dir, sub := filepath.Join(tasks, parent), filepath.Join(tasks, child)
 	childFiles := map[string][]byte{
-		filepath.Join(sub, "ui_messages.json"): doc([]string{fmt.Sprintf(`{"ts":%d,"type":"say","say":"text","text":"Write the changelog."}`, ts+300),
+		filepath.Join(sub, "ui_messages.json"): doc([]string{fmt.Sprintf(`{"ts":%d,"type":"say","say":"text","text":"%s"}`, ts+300, text),
 			req(ts+400, 10, 60), fmt.Sprintf(`{"ts":%d,"type":"say","say":"completion_result","text":"Wrote CHANGELOG.md."}`, ts+500)}),
-		filepath.Join(sub, "api_conversation_history.json"): doc([]string{fmt.Sprintf(`{"role":"user","content":[{"type":"text","text":"<task>\nWrite the changelog.\n</task>"}],"ts":%d}`, ts+300),
+		filepath.Join(sub, "api_conversation_history.json"): doc([]string{fmt.Sprintf(`{"role":"user","content":[{"type":"text","text":"<task>\n%s\n</task>"}],"ts":%d}`, text, ts+300),
 			fmt.Sprintf(`{"role":"assistant","content":[{"type":"text","text":"Wrote CHANGELOG.md."}],"ts":%d}`, ts+500)}),
 	}
 	first, then = map[string][]byte{filepath.Join(dir, "ui_messages.json"): doc(ui), filepath.Join(dir, "api_conversation_history.json"): doc(api)}, map[string][]byte{}
+	if legacy {
+		first = map[string][]byte{}
+	}
 	maps.Copy(first, childFiles)
 	then[filepath.Join(dir, "ui_messages.json")] = doc(append(ui, fmt.Sprintf(`{"ts":%d,"type":"say","say":"subtask_result","text":"Done."}`, ts+1000), req(ts+1100, 30, 40),
 		fmt.Sprintf(`{"ts":%d,"type":"say","say":"completion_result","text":"The release is planned."}`, ts+1200)))
 	then[filepath.Join(dir, "api_conversation_history.json")] = doc(append(api,
-		fmt.Sprintf(`{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_01NewTask","content":"Subtask %s completed.\n\nResult:\nDone."}],"ts":%d}`, child, ts+1000),
+		fmt.Sprintf(`{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_01NewTask","content":"%s"}],"ts":%d}`, result, ts+1000),
 		fmt.Sprintf(`{"role":"assistant","content":[{"type":"text","text":"The release is planned."}],"ts":%d}`, ts+1200)))
 	return first, then, sub
 }
@@ -240,9 +252,11 @@ func rooRelinkFiles() (first, then map[string][]byte, sub string) {
 // first run is ended, superseded by it: a Kimi Code sub-agent's journal
 // synced while its Agent call ran (linked at its session's latest part;
 // archive's looseOf), the same journal synced before its session's
-// file was there (a run of its own; legacyOf), and a Roo Code 3.35-3.48
+// file was there (a run of its own; legacyOf), a Roo Code 3.35-3.48
 // sub-task synced before its parent's new_task result named it (a run
-// of its own; linkNamed).
+// of its own; linkNamed), and a Roo Code sub-task before 3.35 synced
+// before its parent, whose new_task call's message is its first message
+// (a run of its own; linkNamed, by the prompt).
 // Killed with SIGKILL at each step of that re-link, then synced again,
 // the storage holds what a sync never killed leaves: every run complete
 // (no step left open, every run of the file but one ended), exactly one
@@ -262,7 +276,8 @@ func rooRelinkFiles() (first, then map[string][]byte, sub string) {
 func TestKilledSubAgentRelink(t *testing.T) {
 	t.Parallel()
 	session, cut, whole, kimiSub, agent := kimiRelinkFiles(t, 400)
-	rooFirst, rooThen, rooSub := rooRelinkFiles()
+	rooFirst, rooThen, rooSub := rooRelinkFiles(false)
+	legacyFirst, legacyThen, _ := rooRelinkFiles(true)
 	type kill struct {
 		name  string
 		lines int  // of the new run's transcript; 0: once the sync waits for the first run's lock
@@ -285,6 +300,11 @@ func TestKilledSubAgentRelink(t *testing.T) {
 		{"kimi_own_run", map[string][]byte{kimiSub: agent}, map[string][]byte{session: whole}, kimiSub, "agent.wire_Agent_3",
 			[]kill{{"begun", 2, true, false}, {"ending_the_first_run", 0, true, false}}},
 		{"roo", rooFirst, rooThen, rooSub, "agent.c2000000-0000-4000-8000-000000000002_toolu_01NewTask",
+			[]kill{{"begun", 1, true, false}, {"ending_the_first_run", 0, true, false}, {"ending_the_first_run_ledger_lost", 0, true, true}}},
+		// Roo Code before 3.35: the sub-task synced alone (a run of its
+		// own), then its parent, whose new_task call's message is the
+		// sub-task's first message (linkNamed, promptKeys).
+		{"roo_prompt", legacyFirst, legacyThen, rooSub, "agent.c2000000-0000-4000-8000-000000000002_toolu_01NewTask",
 			[]kill{{"begun", 1, true, false}, {"ending_the_first_run", 0, true, false}, {"ending_the_first_run_ledger_lost", 0, true, true}}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
