@@ -224,19 +224,29 @@ func (s *jsonScan) element(i int) (found, ok bool) {
 		if !s.skip() {
 			return false, false
 		}
-		s.ws()
-		if !s.more() {
-			return false, false
-		}
-		switch s.b[s.i] {
-		case ',':
-			s.i++
-		case ']':
-			return false, true
-		default:
-			return false, false
+		if more, ok := s.next(']'); !more {
+			return false, ok
 		}
 	}
+}
+
+// next moves s, just after a value of an array (end ']') or an object
+// (end '}'), past the comma before the next one: more true; at end, s
+// left on it: more false, ok true; ok false when the text ends first or
+// holds anything else.
+func (s *jsonScan) next(end byte) (more, ok bool) {
+	s.ws()
+	if !s.more() {
+		return false, false
+	}
+	switch s.b[s.i] {
+	case ',':
+		s.i++
+		return true, true
+	case end:
+		return false, true
+	}
+	return false, false
 }
 
 // member moves s, just inside an object, to the value of its member
@@ -281,15 +291,8 @@ func (s *jsonScan) member(name string) (found, ok bool) {
 		if !s.skip() {
 			return false, false
 		}
-		s.ws()
-		if !s.more() {
-			return false, false
-		}
-		switch s.b[s.i] {
-		case ',':
-			s.i++
-		case '}':
-		default:
+		// Past a comma, or on the '}' the next pass ends at.
+		if _, ok := s.next('}'); !ok {
 			return false, false
 		}
 	}
