@@ -1,7 +1,6 @@
 package synccmd_test
 
 import (
-	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -33,13 +32,8 @@ type rooLegacy struct {
 }
 
 func (r rooLegacy) folder(ts int64, returned bool) (ui, api []byte) {
-	q := func(s string) string { b, _ := json.Marshal(s); return string(b) }
-	req := func(ts int64, in, out int) string {
-		return fmt.Sprintf(`{"ts":%d,"type":"say","say":"api_req_started","text":%s}`, ts,
-			q(fmt.Sprintf(`{"apiProtocol":"anthropic","tokensIn":%d,"tokensOut":%d,"cacheWrites":0,"cacheReads":0,"cost":0.001}`, in, out)))
-	}
-	u := []string{fmt.Sprintf(`{"ts":%d,"type":"say","say":"text","text":%s}`, ts, q(r.text)), req(ts+100, r.in, r.out)}
-	a := []string{fmt.Sprintf(`{"role":"user","content":[{"type":"text","text":%s}],"ts":%d}`, q("<task>\n"+r.text+"\n</task>"), ts)}
+	q, req := rooQuote, rooRequest
+	u, a := rooOpening(ts, r.text, r.in, r.out)
 	for i, m := range r.messages {
 		at := ts + int64(i+1)*1000
 		call := fmt.Sprintf("toolu_0%dNewTask", i+1)

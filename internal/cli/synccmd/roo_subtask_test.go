@@ -37,16 +37,29 @@ type rooTask struct {
 	xml bool
 }
 
+// rooQuote is s as a JSON string.
+func rooQuote(s string) string { b, _ := json.Marshal(s); return string(b) }
+
+// rooRequest is a Roo Code api_req_started UI message at ts stating in
+// and out tokens.
+func rooRequest(ts int64, in, out int) string {
+	return fmt.Sprintf(`{"ts":%d,"type":"say","say":"api_req_started","text":%s}`, ts,
+		rooQuote(fmt.Sprintf(`{"apiProtocol":"anthropic","tokensIn":%d,"tokensOut":%d,"cacheWrites":0,"cacheReads":0,"cost":0.001}`, in, out)))
+}
+
+// rooOpening is the start of a Roo Code task's ui_messages.json (ui) and
+// api_conversation_history.json (api) entries: the task's text at ts, its
+// first request at ts+100 stating in and out tokens.
+func rooOpening(ts int64, text string, in, out int) (ui, api []string) {
+	return []string{fmt.Sprintf(`{"ts":%d,"type":"say","say":"text","text":%s}`, ts, rooQuote(text)), rooRequest(ts+100, in, out)},
+		[]string{fmt.Sprintf(`{"role":"user","content":[{"type":"text","text":%s}],"ts":%d}`, rooQuote("<task>\n"+text+"\n</task>"), ts)}
+}
+
 // folder is the task's ui_messages.json and api_conversation_history.json
 // before the sub-task returned (returned false) or after.
 func (r rooTask) folder(ts int64, returned bool) (ui, api []byte) {
-	q := func(s string) string { b, _ := json.Marshal(s); return string(b) }
-	req := func(ts int64, in, out int) string {
-		return fmt.Sprintf(`{"ts":%d,"type":"say","say":"api_req_started","text":%s}`, ts,
-			q(fmt.Sprintf(`{"apiProtocol":"anthropic","tokensIn":%d,"tokensOut":%d,"cacheWrites":0,"cacheReads":0,"cost":0.001}`, in, out)))
-	}
-	u := []string{fmt.Sprintf(`{"ts":%d,"type":"say","say":"text","text":%s}`, ts, q(r.text)), req(ts+100, r.in, r.out)}
-	a := []string{fmt.Sprintf(`{"role":"user","content":[{"type":"text","text":%s}],"ts":%d}`, q("<task>\n"+r.text+"\n</task>"), ts)}
+	q, req := rooQuote, rooRequest
+	u, a := rooOpening(ts, r.text, r.in, r.out)
 	if r.child == "" {
 		u = append(u, fmt.Sprintf(`{"ts":%d,"type":"say","say":"completion_result","text":%s}`, ts+200, q(r.summary)))
 		a = append(a, fmt.Sprintf(`{"role":"assistant","content":[{"type":"text","text":%s}],"ts":%d}`, q(r.summary), ts+200))
