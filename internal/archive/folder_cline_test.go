@@ -13,10 +13,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/twasm/twasm/abi"
 	"github.com/twasm/twasm/capture"
 	goldenpkg "github.com/twasm/twasm/golden"
 	"github.com/twasm/twasm/internal/rawfile"
+	"github.com/twasm/twasm/internal/testing/goldensrc"
 	"github.com/twasm/twasm/plugins/cline"
 	"github.com/twasm/twasm/transcript"
 )
@@ -25,20 +25,9 @@ import (
 // of the golden case task_native_tools (a task of five requests).
 func clineDocs(t *testing.T) (ui, api []json.RawMessage) {
 	t.Helper()
-	b := fixture(t, "testdata/golden/cline/task_native_tools.jsonl")
-	lines := strings.Split(string(b), "\n")
-	for i, l := range lines {
-		var f abi.SourceFile
-		if json.Unmarshal([]byte(l), &f) != nil || f.Type != abi.SourceFileType || i+1 >= len(lines) {
-			continue
-		}
-		switch f.Path {
-		case "ui_messages.json":
-			require.NoError(t, json.Unmarshal([]byte(lines[i+1]), &ui))
-		case "api_conversation_history.json":
-			require.NoError(t, json.Unmarshal([]byte(lines[i+1]), &api))
-		}
-	}
+	src := goldensrc.Split(t, fixture(t, "testdata/golden/cline/task_native_tools.jsonl"))
+	require.NoError(t, json.Unmarshal(src.File(t, "ui_messages.json"), &ui))
+	require.NoError(t, json.Unmarshal(src.File(t, "api_conversation_history.json"), &api))
 	require.NotEmpty(t, ui)
 	require.NotEmpty(t, api)
 	return ui, api
