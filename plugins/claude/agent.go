@@ -141,7 +141,7 @@ func (n *normalizer) controlRequest(v abi.Value, out *sdk.Out) {
 // result, then one opened without a starting call, the oldest first);
 // nil when none is known: the call has not shown up yet.
 func (n *normalizer) askedCall(id, agent string) *call {
-	if c := n.calls[id]; c != nil && agent == "" && (c.sub == "" || !n.scopes[c.sub]) {
+	if c := n.calls[id]; c != nil && agent == "" && (c.subName() == "" || !n.scopes[c.subName()]) {
 		return c
 	}
 	if agent != "" {
@@ -169,7 +169,7 @@ func (n *normalizer) anyCall(id string) *call {
 // oldest first; nil when none is.
 func (n *normalizer) subCall(id string) *call {
 	for _, t := range n.tasks {
-		if c := n.calls[callKey(t.sub, id)]; c != nil {
+		if c := n.calls[callKey(t.subName(), id)]; c != nil {
 			return c
 		}
 	}

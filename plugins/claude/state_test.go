@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/twasm/twasm/abi"
 	"github.com/twasm/twasm/abi/sdk"
@@ -306,6 +307,55 @@ func TestInterleavedMessage(t *testing.T) {
 			}
 			if u := out.Result.Usage; u == nil || u.OutputTokens == nil || *u.OutputTokens != tt.usage || *u.InputTokens != 111 {
 				t.Errorf("step usage %+v, want output %d and input 111 (the message's last figure, once)", u, tt.usage)
+			}
+		})
+	}
+}
+
+// TestUnansweredCallSize checks what a tool call without a result costs
+// while it is kept (spec 6.3: however late its result comes): an
+// ordinary call holds no Task/Agent fields, and its record is at most 12
+// words (160 bytes on a 64-bit host, 104 with the Task/Agent fields
+// inline, before they moved behind a pointer); a Task or Agent call
+// keeps what names its sub-agent, and a reused id that is no longer a
+// Task call keeps none of it.
+func TestUnansweredCallSize(t *testing.T) {
+	const word = unsafe.Sizeof(uintptr(0))
+	if size := unsafe.Sizeof(call{}); size > 12*word {
+		t.Errorf("a call record is %d bytes, more than 12 words (%d)", size, 12*word)
+	}
+	assistant := func(msg, id, name, input string) string {
+		return `{"type":"assistant","message":{"id":"` + msg + `","role":"assistant","model":"claude-opus-4-7","content":[{"type":"tool_use","id":"` + id + `","name":"` + name + `","input":` + input + `}]},"parent_tool_use_id":null,"session_id":"s"}` + "\n"
+	}
+	result := func(id string) string {
+		return `{"type":"user","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"` + id + `","content":"done"}]},"parent_tool_use_id":null,"session_id":"s"}` + "\n"
+	}
+	const taskInput = `{"subagent_type":"explorer","description":"look around","prompt":"find it"}`
+	tests := []struct {
+		name, raw string
+		want      *task // nil: the call keeps no Task/Agent fields
+	}{
+		{"Bash", assistant("m1", "t1", "Bash", `{"command":"ls"}`), nil},
+		{"Read", assistant("m1", "t1", "Read", `{"file_path":"a.go"}`), nil},
+		{"Task", assistant("m1", "t1", "Task", taskInput), &task{subagent: "explorer", description: "look around", prompt: "find it", sub: "t1"}},
+		{"Agent", assistant("m1", "t1", "Agent", taskInput), &task{subagent: "explorer", description: "look around", prompt: "find it", sub: "t1"}},
+		{"Task id reused by Bash", assistant("m1", "t1", "Task", taskInput) + result("t1") + assistant("m2", "t1", "Bash", `{"command":"ls"}`), nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, n := runState(t, tt.raw)
+			c := n.calls["t1"]
+			if c == nil {
+				t.Fatal("the call is not kept")
+			}
+			if c.resulted {
+				t.Fatal("the call has a result")
+			}
+			switch {
+			case tt.want == nil && c.task != nil:
+				t.Errorf("a %s call keeps Task/Agent fields %+v", c.name, *c.task)
+			case tt.want != nil && (c.task == nil || *c.task != *tt.want):
+				t.Errorf("a %s call keeps %+v, want %+v", c.name, c.task, *tt.want)
 			}
 		})
 	}
