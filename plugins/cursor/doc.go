@@ -235,9 +235,13 @@
 // else stdout and stderr; a file's content; an edit's diffString or
 // message; an MCP call's texts; else its JSON), but a shell's non-zero
 // exitCode an error "exit code N"; rejected is denied with its reason;
-// any other member (failure, error, timeout...) an error with its error,
-// message or stderr; a completed call without a result is a warning and
-// stays without one. The result's usage is the run's (inputTokens the
+// any other outcome member (failure, error, timeout...: the first member
+// whose value is an object or a string, whatever the members' order) an
+// error with its error, message or stderr (a string outcome is its own
+// error text); flags beside the outcome (isBackground, which cursor-agent
+// writes after it) are no outcome; a completed call without a result, or
+// whose result holds only such flags, is a warning and stays without
+// one. The result's usage is the run's (inputTokens the
 // uncached prompt: an example states 3705 in and 7040 read from the
 // cache). A transcript's facts line before a stream (twasm import of a
 // saved output) gives the session id only when the stream names none.
@@ -249,7 +253,10 @@
 // from peers' notes, parsers and test records of the formats (said in
 // each .source.txt). An older Cursor's real workspace database (MIT,
 // slevin48/cursor-history, November 2024) gives the ide_workspace_*
-// captures, the rows as the host hands them. The IDE goldens are the raw captures twasm sync wrote of
+// captures, the rows as the host hands them; a real stream-json run of
+// cursor-agent (MIT, reifying/cursor-hack, February 2026: two shell
+// calls in parallel, each result {"success": {...}, "isBackground":
+// false}) gives stream_json_parallel_shell. The IDE goldens are the raw captures twasm sync wrote of
 // a state.vscdb built from such records (TestSyncCursorIDE's, a second
 // sync after a call's result and an answer were written).
 //

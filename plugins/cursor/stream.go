@@ -190,6 +190,7 @@ func (n *normalizer) streamTool(v abi.Value, out *sdk.Out) {
 	}
 	res := body.Get("result")
 	r := sdk.ToolResult{CallID: sdk.S(id), Name: sdk.S(name)}
+	fk := outcomeKey(res)
 	switch {
 	case res.Get("success").Exists():
 		ok := res.Get("success")
@@ -208,20 +209,18 @@ func (n *normalizer) streamTool(v abi.Value, out *sdk.Out) {
 		if r.Error.IsEmpty() {
 			r.Error = sdk.S("the tool call was rejected")
 		}
-	case res.Kind() == abi.KindObject && res.Len() > 0:
+	case fk != "":
 		// failure, error, timeout...: anything but success is not one.
-		var fk string
-		var f abi.Value
-		for it := res.Iter(); it.Next(); {
-			fk, f = it.Key().String(), it.Value()
-			break
-		}
+		f := res.Get(fk)
 		r.IsError, r.Status = true, sdk.S("error")
 		r.Output = toolOutput(f)
 		if code := sdk.IntOf(f.Get("exitCode")); kind == "execute" {
 			r.ExitCode = code
 		}
 		r.Error = sdk.StringOf(f.Get("error"))
+		if f.Kind() == abi.KindString {
+			r.Error = sdk.Text(f)
+		}
 		if r.Error.IsEmpty() {
 			r.Error = sdk.StringOf(f.Get("message"))
 		}
@@ -237,6 +236,22 @@ func (n *normalizer) streamTool(v abi.Value, out *sdk.Out) {
 		return
 	}
 	out.ToolResult(r)
+}
+
+// outcomeKey is the member of a tool result that holds its outcome
+// (success, failure, rejected, timeout, ...): its first member whose value
+// is an object or a string, whatever the order of the members. Flags
+// written beside it (isBackground) are no outcome. "" when none is.
+func outcomeKey(res abi.Value) string {
+	if res.Kind() != abi.KindObject {
+		return ""
+	}
+	for it := res.Iter(); it.Next(); {
+		if k := it.Value().Kind(); k == abi.KindObject || k == abi.KindString {
+			return it.Key().String()
+		}
+	}
+	return ""
 }
 
 // toolBody is a tool_call's one member: its key (shellToolCall,
