@@ -230,18 +230,22 @@
 // tool_use block and its tool.call at started (or at completed when
 // started was not read), named by its kind less "ToolCall" (shell, read,
 // edit, grep...; an MCP call by its tool's name), kinds as elsewhere
-// (shell execute with its command); its result at completed:
-// result.success is ok with its output (a shell's interleavedOutput,
+// (shell execute with its command); its result at completed, from the
+// result's outcome member (a protobuf oneof: its first member named for
+// a known outcome or whose value is an object or a string, whatever the
+// members' order; flags beside it, such as the isBackground that
+// cursor-agent writes after it, are no outcome): success and its
+// variants (complete, registered, startSuccess, saveSuccess,
+// discardSuccess) are ok with their output (a shell's interleavedOutput,
 // else stdout and stderr; a file's content; an edit's diffString or
 // message; an MCP call's texts; else its JSON), but a shell's non-zero
 // exitCode an error "exit code N"; rejected is denied with its reason;
-// any other outcome member (failure, error, timeout...: the first member
-// whose value is an object or a string, whatever the members' order) an
-// error with its error, message or stderr (a string outcome is its own
-// error text); flags beside the outcome (isBackground, which cursor-agent
-// writes after it) are no outcome; a completed call without a result, or
-// whose result holds only such flags, is a warning and stays without
-// one. The result's usage is the run's (inputTokens the
+// approved, async, stillRunning and needsConfirmation leave the work
+// undone: a warning, and the call stays without a result; any other
+// (failure, error, timeout, spawnError, fileNotFound, ...) an error with
+// its error, message or stderr (a string outcome is its own error text);
+// a completed call whose result has no outcome is a warning and stays
+// without one. The result's usage is the run's (inputTokens the
 // uncached prompt: an example states 3705 in and 7040 read from the
 // cache). A transcript's facts line before a stream (twasm import of a
 // saved output) gives the session id only when the stream names none.

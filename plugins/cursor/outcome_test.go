@@ -20,7 +20,12 @@ import (
 // outcome is read by its member, whatever the order: a failure written
 // after isBackground was read as an outcome named "isBackground" whose
 // output was "false", and a result holding only the flag as an error,
-// where its outcome is not known.
+// where its outcome is not known. The member's name says the outcome
+// (the members of a protobuf oneof, as a peer's parser of current
+// streams lists them): success's variants (complete, startSuccess, ...)
+// succeeded, where anything but success was an error; approved, async,
+// stillRunning and needsConfirmation leave the work undone (no result,
+// a warning); any other failed.
 func TestToolOutcomeMemberOrder(t *testing.T) {
 	const sid = `"session_id":"s1"`
 	initLine := `{"type":"system","subtype":"init","cwd":"/w",` + sid + `,"model":"Auto"}`
@@ -52,6 +57,16 @@ func TestToolOutcomeMemberOrder(t *testing.T) {
 			[]res{{"error", "timed out after 10s", "timed out after 10s"}}, nil},
 		{"the flag, then an error as a string", `{"isBackground":false,"error":"spawn sh ENOENT"}`,
 			[]res{{"error", "spawn sh ENOENT", "spawn sh ENOENT"}}, nil},
+		{"complete, a success by another name", `{"isBackground":false,"complete":{"message":"todo list updated"}}`,
+			[]res{{"ok", "todo list updated", ""}}, nil},
+		{"startSuccess", `{"startSuccess":{"message":"started"},"isBackground":true}`,
+			[]res{{"ok", "started", ""}}, nil},
+		{"spawnError", `{"isBackground":false,"spawnError":{"error":"spawn sh ENOENT"}}`,
+			[]res{{"error", `{"error":"spawn sh ENOENT"}`, "spawn sh ENOENT"}}, nil},
+		{"still running: no outcome yet", `{"isBackground":true,"stillRunning":{}}`,
+			nil, []string{"cursor tool call c1 completed as stillRunning: its outcome is not known"}},
+		{"waiting for a confirmation: no outcome yet", `{"needsConfirmation":{}}`,
+			nil, []string{"cursor tool call c1 completed as needsConfirmation: its outcome is not known"}},
 		{"the flag alone: no outcome", `{"isBackground":true}`,
 			nil, []string{"cursor tool call c1 completed without a result"}},
 	}
