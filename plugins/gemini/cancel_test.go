@@ -23,8 +23,9 @@ import (
 // {"status":"error","error":{"type":"FatalCancellationError","message":
 // "Operation cancelled."}} (handleCancellationError). The results of the
 // batch that the cancellation follows are cancelled, not ok, and the run
-// is incomplete (the user stopped it; nothing failed). A batch whose
-// results the model went on from stays as written.
+// is incomplete (the user stopped it; nothing failed), as is the
+// --output-format json object of the cancellation. A batch whose results
+// the model went on from stays as written.
 func TestStreamCancelled(t *testing.T) {
 	const head = `{"type":"init","timestamp":"2026-08-20T10:00:00.000Z","session_id":"s1","model":"gemini-3-flash-preview"}` + "\n" +
 		`{"type":"message","timestamp":"2026-08-20T10:00:00.001Z","role":"user","content":"Run the tests and the linter."}` + "\n"
@@ -57,6 +58,8 @@ func TestStreamCancelled(t *testing.T) {
 			"ok", "", []string{"t1 ok", "t2 ok"}},
 		{"a batch and no more (the stream was cut)", head + use("t1", "make test") + ok("t1", "PASS"),
 			"incomplete", "", []string{"t1 ok"}},
+		{"--output-format json: the cancellation's error object", `{"session_id":"s1","error":{"type":"FatalCancellationError","message":"Operation cancelled.","code":130}}` + "\n",
+			"incomplete", "Operation cancelled.", nil},
 		{"a failed run is still an error", head + use("t1", "make test") + ok("t1", "PASS") +
 			`{"type":"result","timestamp":"2026-08-20T10:00:07.000Z","status":"error","error":{"type":"FatalTurnLimitedError","message":"Reached max session turns"}}` + "\n",
 			"error", "Reached max session turns", []string{"t1 ok"}},

@@ -275,7 +275,7 @@
 // "error" is reported at sdk.LevelError (a later result decides the step),
 // severity "warning" becomes a warning. A stream with no result is
 // incomplete. The json object is terminal: ok, or error with its error
-// object. A session file has no terminal record by design (it is the whole
+// object (incomplete for a FatalCancellationError, as in a stream). A session file has no terminal record by design (it is the whole
 // record): it is reported NoTerminal, and the host settles its status by
 // the session rule of spec §6.7 (error when an "error" record came after
 // the last answer, incomplete when it ends on a call without a result or
