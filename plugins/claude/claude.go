@@ -688,7 +688,17 @@ func (n *normalizer) result(v abi.Value, out *sdk.Out) {
 	end, reason := terminalEnd(tr)
 	aborted := n.aborted || end == endAborted
 	n.aborted = false
-	if !isErr && aborted {
+	if !isErr && end == endFailed {
+		// The loop gave up on a limit or an error (max_turns,
+		// budget_exhausted, api_error, ...) though the subtype says
+		// success: the turn failed, its text (if any) the last words,
+		// whether or not a message of it was cut short on the way.
+		e := "the turn ended on terminal_reason " + reason
+		if t := sdk.Text(text); !t.IsEmpty() {
+			e = t.String() + " (terminal_reason " + reason + ")"
+		}
+		out.Status(sdk.StatusError, sdk.S(e), sdk.LevelTerminal)
+	} else if !isErr && aborted {
 		// The user interrupted the turn (interrupt(), Esc): the answer
 		// or the calls it made were cut short, whatever the subtype.
 		why := "an assistant message was aborted"
@@ -702,15 +712,6 @@ func (n *normalizer) result(v abi.Value, out *sdk.Out) {
 		// background, or a reason this plugin does not know): the
 		// result's text is no final answer.
 		out.Status(sdk.StatusIncomplete, sdk.S("the turn stopped before it completed (terminal_reason "+reason+")"), sdk.LevelTerminal)
-	} else if !isErr && end == endFailed {
-		// The loop gave up on a limit or an error (max_turns,
-		// budget_exhausted, api_error, ...) though the subtype says
-		// success: the turn failed, its text (if any) the last words.
-		e := "the turn ended on terminal_reason " + reason
-		if t := sdk.Text(text); !t.IsEmpty() {
-			e = t.String() + " (terminal_reason " + reason + ")"
-		}
-		out.Status(sdk.StatusError, sdk.S(e), sdk.LevelTerminal)
 	} else if !isErr && n.get(v, kStopReason).Is("refusal") {
 		// The last turn was refused (model_refusal_no_fallback): the
 		// CLI calls it a success, with no answer. As for an API

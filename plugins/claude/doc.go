@@ -62,7 +62,8 @@
 // model_error, image_error, blocking_limit, rapid_refill_breaker,
 // malformed_tool_use_exhausted, structured_output_retry_exhausted,
 // tool_deferred_unavailable, turn_setup_failed) is an error whose text is
-// the result text followed by "(terminal_reason X)"; is_error true or any
+// the result text followed by "(terminal_reason X)", even when a message
+// of the turn was flagged aborted; is_error true or any
 // other subtype is an error whose text is the result text (falling back
 // to errors[], its strings joined by "; ", and the subtype). Several init…result cycles (background agents) are read to the
 // end; the last result's status wins. Errors the provider reports on the

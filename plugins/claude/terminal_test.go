@@ -57,6 +57,8 @@ func TestTerminalReason(t *testing.T) {
 		{"structured_output_retry_exhausted", result("success", false, "structured_output_retry_exhausted", ""), "error", []string{"terminal_reason structured_output_retry_exhausted"}, ""},
 		{"tool_deferred_unavailable", result("success", false, "tool_deferred_unavailable", ""), "error", []string{"terminal_reason tool_deferred_unavailable"}, ""},
 		{"turn_setup_failed", result("success", false, "turn_setup_failed", ""), "error", []string{"terminal_reason turn_setup_failed"}, ""},
+		{"a message cut short, then api_error: the failure decides", init + `{"type":"assistant","message":{"id":"msg_a","role":"assistant","model":"claude-opus-4-7","content":[{"type":"text","text":"Let me"}],"stop_reason":null,"usage":{"input_tokens":3,"output_tokens":2}},"parent_tool_use_id":null,"aborted":true,"session_id":"s"}` + "\n" +
+			strings.TrimPrefix(result("success", false, "api_error", "API Error: 500"), init), "error", []string{"terminal_reason api_error", "API Error: 500"}, ""},
 		{"an error subtype keeps its text", result("error_max_turns", true, "max_turns", "Reached maximum number of turns (3)"), "error", []string{"Reached maximum number of turns (3)"}, ""},
 		{"is_error with a reason that would be incomplete stays an error", result("success", true, "hook_stopped", "hook failed"), "error", []string{"hook failed"}, ""},
 	}
