@@ -636,6 +636,40 @@ func (n *normalizer) system(v abi.Value, out *sdk.Out) {
 	}
 }
 
+// How a result's terminal_reason (the Agent SDK's TerminalReason: why
+// the query loop ended) ends the turn.
+const (
+	endDone    = iota // completed, or no reason stated
+	endAborted        // the user interrupted the turn
+	endStopped        // the loop stopped before the turn was done
+	endFailed         // the loop gave up on a limit or an error
+)
+
+// terminalEnd classes a result's terminal_reason, and returns it clipped
+// for an error text. completed (or none) is done; aborted_streaming and
+// aborted_tools are an interrupt; a hook that ended the turn
+// (hook_stopped, stop_hook_prevented), a call deferred to the host
+// (tool_deferred) and a turn sent to the background
+// (background_requested) stopped it before it was done, as does a
+// reason this plugin does not know; every limit or failure the SDK names
+// (max_turns, budget_exhausted, prompt_too_long, api_error, ...) failed
+// it.
+func terminalEnd(tr abi.Value) (int, string) {
+	if tr.Kind() != abi.KindString || tr.Is("completed") || tr.Is("") {
+		return endDone, ""
+	}
+	reason := sdk.Clip(tr.String(), 40)
+	switch reason {
+	case "aborted_streaming", "aborted_tools":
+		return endAborted, reason
+	case "max_turns", "budget_exhausted", "prompt_too_long", "api_error", "model_error",
+		"image_error", "blocking_limit", "rapid_refill_breaker", "malformed_tool_use_exhausted",
+		"structured_output_retry_exhausted", "tool_deferred_unavailable", "turn_setup_failed":
+		return endFailed, reason
+	}
+	return endStopped, reason
+}
+
 func (n *normalizer) result(v abi.Value, out *sdk.Out) {
 	n.sawResult = true
 	n.closeScopeMessages("", out)
@@ -651,16 +685,33 @@ func (n *normalizer) result(v abi.Value, out *sdk.Out) {
 		isErr = true
 	}
 	tr := n.get(v, kTerminalReason)
-	aborted := n.aborted || tr.Is("aborted_streaming") || tr.Is("aborted_tools")
+	end, reason := terminalEnd(tr)
+	aborted := n.aborted || end == endAborted
 	n.aborted = false
-	if !isErr && aborted {
+	if !isErr && end == endFailed {
+		// The loop gave up on a limit or an error (max_turns,
+		// budget_exhausted, api_error, ...) though the subtype says
+		// success: the turn failed, its text (if any) the last words,
+		// whether or not a message of it was cut short on the way.
+		e := "the turn ended on terminal_reason " + reason
+		if t := sdk.Text(text); !t.IsEmpty() {
+			e = t.String() + " (terminal_reason " + reason + ")"
+		}
+		out.Status(sdk.StatusError, sdk.S(e), sdk.LevelTerminal)
+	} else if !isErr && aborted {
 		// The user interrupted the turn (interrupt(), Esc): the answer
 		// or the calls it made were cut short, whatever the subtype.
 		why := "an assistant message was aborted"
-		if tr.Kind() == abi.KindString {
-			why = "terminal_reason " + sdk.Clip(tr.String(), 40)
+		if end == endAborted {
+			why = "terminal_reason " + reason
 		}
 		out.Status(sdk.StatusIncomplete, sdk.S("the turn was interrupted before it completed ("+why+")"), sdk.LevelTerminal)
+	} else if !isErr && end == endStopped {
+		// The loop stopped before the turn was done (a hook ended it, a
+		// call was deferred to the host, the turn went to the
+		// background, or a reason this plugin does not know): the
+		// result's text is no final answer.
+		out.Status(sdk.StatusIncomplete, sdk.S("the turn stopped before it completed (terminal_reason "+reason+")"), sdk.LevelTerminal)
 	} else if !isErr && n.get(v, kStopReason).Is("refusal") {
 		// The last turn was refused (model_refusal_no_fallback): the
 		// CLI calls it a success, with no answer. As for an API

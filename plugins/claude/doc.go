@@ -53,7 +53,17 @@
 // was refused: an error, as for an API response) or the turn was
 // interrupted (terminal_reason aborted_streaming or aborted_tools, or a
 // top-level assistant message of the turn flagged aborted: incomplete,
-// with no final answer); is_error true or any
+// with no final answer) or its terminal_reason says the loop ended some
+// other way than completed: a hook ended the turn (hook_stopped,
+// stop_hook_prevented), a call was deferred to the host (tool_deferred),
+// the turn went to the background (background_requested) or a reason
+// not known here is incomplete, with no final answer; a limit or a
+// failure (max_turns, budget_exhausted, prompt_too_long, api_error,
+// model_error, image_error, blocking_limit, rapid_refill_breaker,
+// malformed_tool_use_exhausted, structured_output_retry_exhausted,
+// tool_deferred_unavailable, turn_setup_failed) is an error whose text is
+// the result text followed by "(terminal_reason X)", even when a message
+// of the turn was flagged aborted; is_error true or any
 // other subtype is an error whose text is the result text (falling back
 // to errors[], its strings joined by "; ", and the subtype). Several init…result cycles (background agents) are read to the
 // end; the last result's status wins. Errors the provider reports on the

@@ -420,6 +420,22 @@ func (n *normalizer) event(v, t, d abi.Value, ts sdk.Str, out *sdk.Out) {
 		// reported, whether or not a retry followed.
 		n.model(d.Get("model"), false, out)
 		n.providerError(errorText(d.Get("errorMessage"), d.Get("errorType"), d.Get("statusCode"), d.Get("errorCode"), "model call failed"), errorCode(d), out)
+	case t.Is("session.fusion_route_failed"), t.Is("assistant.fusion_phase_failed"):
+		n.fusionFailed(t, d, out)
+	case t.Is("external_tool.requested"):
+		// A client-side tool the CLI asks the SDK's host to run: a call
+		// of its own, or the call the assistant message's toolRequests
+		// reported. Its outcome is the tool.execution_complete that
+		// follows.
+		if !n.call(d.Get("toolCallId"), d.Get("toolName"), d.Get("arguments"), ts, false, out) {
+			out.Ignored(sdk.S(sdk.TypeName(t)))
+		}
+	case t.Is("external_tool.completed"):
+		// The request was answered (or withdrawn): the client is to
+		// dismiss its prompt. It carries no outcome; the call's
+		// tool.execution_complete does, and a call without one stays
+		// dangling.
+		out.Ignored(sdk.S(sdk.TypeName(t)))
 	case t.Is("session.warning"):
 		w := sdk.StringOf(d.Get("message")).String()
 		if w == "" {
@@ -631,6 +647,50 @@ func (n *normalizer) endSession(d abi.Value, out *sdk.Out) bool {
 func (n *normalizer) providerError(msg string, code sdk.Str, out *sdk.Out) {
 	n.lastErr, n.turnFailed = msg, true
 	out.Error(sdk.ProviderError{Message: sdk.S(msg), Code: code, Scope: scopeOf(n.cur)})
+}
+
+// fusionFailed handles the failures of a HydraFusion turn (experimental,
+// @github/copilot-sdk 1.0.x): session.fusion_route_failed (routing the
+// turn failed; it runs on the fallback model) and
+// assistant.fusion_phase_failed (a phase of the turn failed, or was
+// cancelled; degradedToPhaseId names the phase the turn went on in). A
+// failure is an error the provider reported, listed in the step's errors
+// (an answer after it leaves the step ok, by the session rule); a phase
+// cancelled is a warning. Neither is a failed model call that a
+// turn_retry repeats, and neither is the result line's error.
+func (n *normalizer) fusionFailed(t, d abi.Value, out *sdk.Out) {
+	reason := strOr(d.Get("reason"), "no reason stated")
+	var msg string
+	if t.Is("session.fusion_route_failed") {
+		msg = "HydraFusion routing failed (" + reason + ")"
+		if e := strOr(d.Get("errorMessage"), ""); e != "" {
+			msg += ": " + sdk.Clip(e, 500)
+		}
+		if m := strOr(d.Get("fallbackModel"), ""); m != "" {
+			msg += "; the turn fell back to " + m
+		}
+	} else {
+		what := "failed"
+		if d.Get("status").Is("cancelled") {
+			what = "cancelled"
+		}
+		kind := strOr(d.Get("phaseKind"), "")
+		if kind != "" {
+			kind += " "
+		}
+		msg = "HydraFusion " + kind + "phase on " + strOr(d.Get("model"), "an unnamed model") + " " + what + " (" + reason + ")"
+		if e := strOr(d.Get("errorMessage"), ""); e != "" {
+			msg += ": " + sdk.Clip(e, 500)
+		}
+		if p := strOr(d.Get("degradedToPhaseId"), ""); p != "" {
+			msg += "; the turn went on in phase " + p
+		}
+		if what == "cancelled" {
+			out.Warn("copilot: " + msg)
+			return
+		}
+	}
+	out.Error(sdk.ProviderError{Message: sdk.S(msg), Code: sdk.Opt(strOr(d.Get("reason"), "")), Scope: scopeOf(n.cur)})
 }
 
 // turnRetry handles assistant.turn_retry {turnId, reason, model} (and

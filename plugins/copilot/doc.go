@@ -52,12 +52,15 @@
 // Reasoning that no message followed is a message of its own.
 //
 // Tools. One tool.call per call (see Call ids), from toolRequests,
-// tool.execution_start or tool.user_requested (a command the user ran
-// himself, "!ls": local_shell), whichever comes first; arguments given as an
+// tool.execution_start, tool.user_requested (a command the user ran
+// himself, "!ls": local_shell) or external_tool.requested (a client-side
+// tool the CLI asks the SDK's host to run), whichever comes first; arguments given as an
 // object or as a JSON string both become a JSON object. One tool.result
 // per call from tool.execution_complete: result.content (detailedContent
 // when content is empty) is the output; its toolName (else the
-// telemetry's tool) names a call the log never showed. The shell tools
+// telemetry's tool) names a call the log never showed. An external
+// tool's outcome is that completion too: external_tool.completed only
+// tells the client to dismiss its prompt (ignored). The shell tools
 // report success:true for a failed command and state the exit code as
 // the output's last line ("<shellId: X completed with exit code N>",
 // earlier "<exited with exit code N>"), and builds of 2026 also as
@@ -206,7 +209,15 @@
 // the text, "(copilot retried the turn)" after them), and a warning
 // says the turn was retried. The status is the final outcome's: an
 // answer after the retry leaves the session ok, the error still listed;
-// a log that ends on the retry ends on an error. result is the terminal event of --output-format json: exitCode 0
+// a log that ends on the retry ends on an error. A HydraFusion turn's
+// failures (experimental) are errors the provider reported, its reason
+// the code: session.fusion_route_failed ("HydraFusion routing failed
+// (reason): errorMessage; the turn fell back to fallbackModel") and
+// assistant.fusion_phase_failed of status failed ("HydraFusion <kind>
+// phase on <model> failed (reason): errorMessage; the turn went on in
+// phase <degradedToPhaseId>"); an answer after one leaves the step ok,
+// by the session rule, and a log that ends on one ends on an error. A
+// phase cancelled is a warning. result is the terminal event of --output-format json: exitCode 0
 // is ok, anything else an error whose text is the last provider error,
 // else "copilot exited with code N"; a stdout cut before it has no
 // terminal status (incomplete, or error when a provider error came). An

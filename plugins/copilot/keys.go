@@ -13,4 +13,5 @@ var keys = abi.NewKeySet(
 	"message", "messageId", "messagesCleared", "messagesRemovedDuringTruncation", "model", "modelMetrics", "name", "newModel", "outputTokens", "parentToolCallId", "prompt", "properties", "reason", "reasoningOpaque", "turnId",
 	"reasoningText", "reasoningTokens", "result", "selectedModel", "sessionId", "shellExecution", "shutdownType", "source", "statusCode",
 	"success", "summary", "summaryContent", "timestamp", "tool", "toolCallId", "toolName", "toolRequests", "toolTelemetry", "tokensRemovedDuringTruncation", "transformedContent", "type", "usage",
+	"degradedToPhaseId", "fallbackModel", "phaseKind", "status", // HydraFusion failures
 )

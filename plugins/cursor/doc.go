@@ -230,14 +230,22 @@
 // tool_use block and its tool.call at started (or at completed when
 // started was not read), named by its kind less "ToolCall" (shell, read,
 // edit, grep...; an MCP call by its tool's name), kinds as elsewhere
-// (shell execute with its command); its result at completed:
-// result.success is ok with its output (a shell's interleavedOutput,
+// (shell execute with its command); its result at completed, from the
+// result's outcome member (a protobuf oneof: its first member named for
+// a known outcome or whose value is an object or a string, whatever the
+// members' order; flags beside it, such as the isBackground that
+// cursor-agent writes after it, are no outcome): success and its
+// variants (complete, registered, startSuccess, saveSuccess,
+// discardSuccess) are ok with their output (a shell's interleavedOutput,
 // else stdout and stderr; a file's content; an edit's diffString or
 // message; an MCP call's texts; else its JSON), but a shell's non-zero
 // exitCode an error "exit code N"; rejected is denied with its reason;
-// any other member (failure, error, timeout...) an error with its error,
-// message or stderr; a completed call without a result is a warning and
-// stays without one. The result's usage is the run's (inputTokens the
+// approved, async, stillRunning and needsConfirmation leave the work
+// undone: a warning, and the call stays without a result; any other
+// (failure, error, timeout, spawnError, fileNotFound, ...) an error with
+// its error, message or stderr (a string outcome is its own error text);
+// a completed call whose result has no outcome is a warning and stays
+// without one. The result's usage is the run's (inputTokens the
 // uncached prompt: an example states 3705 in and 7040 read from the
 // cache). A transcript's facts line before a stream (twasm import of a
 // saved output) gives the session id only when the stream names none.
@@ -249,7 +257,10 @@
 // from peers' notes, parsers and test records of the formats (said in
 // each .source.txt). An older Cursor's real workspace database (MIT,
 // slevin48/cursor-history, November 2024) gives the ide_workspace_*
-// captures, the rows as the host hands them. The IDE goldens are the raw captures twasm sync wrote of
+// captures, the rows as the host hands them; a real stream-json run of
+// cursor-agent (MIT, reifying/cursor-hack, February 2026: two shell
+// calls in parallel, each result {"success": {...}, "isBackground":
+// false}) gives stream_json_parallel_shell. The IDE goldens are the raw captures twasm sync wrote of
 // a state.vscdb built from such records (TestSyncCursorIDE's, a second
 // sync after a call's result and an answer were written).
 //

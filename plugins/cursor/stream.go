@@ -190,9 +190,10 @@ func (n *normalizer) streamTool(v abi.Value, out *sdk.Out) {
 	}
 	res := body.Get("result")
 	r := sdk.ToolResult{CallID: sdk.S(id), Name: sdk.S(name)}
-	switch {
-	case res.Get("success").Exists():
-		ok := res.Get("success")
+	fk := outcomeKey(res)
+	switch outcomeClass(fk) {
+	case outcomeOK:
+		ok := res.Get(fk)
 		r.Status, r.Output = sdk.S("ok"), toolOutput(ok)
 		if code := sdk.IntOf(ok.Get("exitCode")); kind == "execute" {
 			r.ExitCode = code
@@ -201,27 +202,31 @@ func (n *normalizer) streamTool(v abi.Value, out *sdk.Out) {
 				r.Error = sdk.S("exit code " + strconv.FormatInt(c, 10))
 			}
 		}
-	case res.Get("rejected").Exists():
-		rj := res.Get("rejected")
+	case outcomeDenied:
+		rj := res.Get(fk)
 		r.IsError, r.Status = true, sdk.S("denied")
 		r.Error = sdk.StringOf(rj.Get("reason"))
 		if r.Error.IsEmpty() {
 			r.Error = sdk.S("the tool call was rejected")
 		}
-	case res.Kind() == abi.KindObject && res.Len() > 0:
-		// failure, error, timeout...: anything but success is not one.
-		var fk string
-		var f abi.Value
-		for it := res.Iter(); it.Next(); {
-			fk, f = it.Key().String(), it.Value()
-			break
-		}
+	case outcomePending:
+		// The call was answered, but its work is not done (approved, run
+		// in the background, waiting for a confirmation): no outcome yet.
+		out.Warn("cursor tool call " + sdk.Clip(id, 80) + " completed as " + fk + ": its outcome is not known")
+		return
+	case outcomeFailed:
+		// failure, error, timeout, spawnError, fileNotFound...: any
+		// other outcome is not a success.
+		f := res.Get(fk)
 		r.IsError, r.Status = true, sdk.S("error")
 		r.Output = toolOutput(f)
 		if code := sdk.IntOf(f.Get("exitCode")); kind == "execute" {
 			r.ExitCode = code
 		}
 		r.Error = sdk.StringOf(f.Get("error"))
+		if f.Kind() == abi.KindString {
+			r.Error = sdk.Text(f)
+		}
 		if r.Error.IsEmpty() {
 			r.Error = sdk.StringOf(f.Get("message"))
 		}
@@ -237,6 +242,54 @@ func (n *normalizer) streamTool(v abi.Value, out *sdk.Out) {
 		return
 	}
 	out.ToolResult(r)
+}
+
+// outcomeKey is the member of a tool result that holds its outcome
+// (success, failure, rejected, timeout, ...), whatever the order of the
+// members: its first member named for an outcome outcomeClass knows or
+// whose value is an object or a string. Flags written beside it
+// (isBackground: a boolean) are no outcome. "" when none is.
+func outcomeKey(res abi.Value) string {
+	if res.Kind() != abi.KindObject {
+		return ""
+	}
+	for it := res.Iter(); it.Next(); {
+		k, vk := it.Key().String(), it.Value().Kind()
+		if vk == abi.KindObject || vk == abi.KindString || outcomeClass(k) != outcomeFailed {
+			return k
+		}
+	}
+	return ""
+}
+
+// How a tool result's outcome member ends the call.
+const (
+	outcomeNone    = iota // no outcome member
+	outcomeOK             // it succeeded
+	outcomeDenied         // a policy or the user refused it
+	outcomePending        // answered, but its work is not done
+	outcomeFailed         // any other outcome
+)
+
+// outcomeClass classes a tool result's outcome member (the member of a
+// protobuf oneof): success and its variants (complete, registered,
+// startSuccess, saveSuccess, discardSuccess) succeeded; rejected was
+// refused; approved, async, stillRunning and needsConfirmation leave the
+// work undone (a peer's parser of current cursor-agent streams lists
+// them: ZhengyiLuo/AgentsServer); every other one (failure, error,
+// timeout, spawnError, permissionDenied, fileNotFound, ...) failed.
+func outcomeClass(key string) int {
+	switch key {
+	case "":
+		return outcomeNone
+	case "success", "complete", "registered", "startSuccess", "saveSuccess", "discardSuccess":
+		return outcomeOK
+	case "rejected":
+		return outcomeDenied
+	case "approved", "async", "stillRunning", "needsConfirmation":
+		return outcomePending
+	}
+	return outcomeFailed
 }
 
 // toolBody is a tool_call's one member: its key (shellToolCall,

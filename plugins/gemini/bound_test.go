@@ -14,13 +14,15 @@ import (
 )
 
 // agentsAtEnd is a normalizer whose sub-agents are counted at the end of
-// the input, before End closes the open ones.
+// the input, before End closes the open ones (once the last batch's
+// results, which wait for the next event, are reported).
 type agentsAtEnd struct {
 	*normalizer
 	kept, ids int
 }
 
 func (a *agentsAtEnd) End(out *sdk.Out) error {
+	a.releaseResults(false, out)
 	a.kept, a.ids = len(a.agents), len(a.scopes)
 	return a.normalizer.End(out)
 }

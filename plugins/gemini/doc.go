@@ -75,7 +75,14 @@
 // "policy_violation"; the error "Tool execution denied by policy.",
 // 'Policy denied execution of tool "X".' or "Tool execution blocked:
 // <reason>", in stream-json and session files), is denied; anything not
-// ok carries error text. Kinds: run_shell_command → execute (with its
+// ok carries error text. The CLI writes a call it cancelled "success" too
+// (only a call whose status is error is written "error"), and a run the
+// user cancels ends at the next model call with the result of
+// FatalCancellationError, right after the results of the calls it
+// cancelled: a batch's results are therefore reported at the next event
+// (their raw_line is that event's), and when that event is the
+// cancellation, the batch's ok results are cancelled ("the run was
+// cancelled right after this call"); a failed one stays an error. Kinds: run_shell_command → execute (with its
 // command); read_file, read_many_files, list_directory → read; write_file,
 // replace, edit → edit; glob, search_file_content, grep → search;
 // web_fetch, google_web_search → fetch; update_topic, write_todos,
@@ -255,7 +262,10 @@
 // reusing an id keeps bounded state (TestPluginMemoryFlat); a session
 // record's is kept, as its record may be read again.
 //
-// Status. result is the terminal event: status "success" is ok, anything
+// Status. result is the terminal event: status "success" is ok; a
+// cancellation (error.type FatalCancellationError, "Operation
+// cancelled.": the user stopped the run) is incomplete, "the run was
+// cancelled (Operation cancelled.)"; anything
 // else an error whose text is error.message, else the message of the last
 // error event, else "gemini result status <s>". Gemini 0.44 often ends a
 // complete answer with an error event and a result with status "error" and
@@ -265,7 +275,7 @@
 // "error" is reported at sdk.LevelError (a later result decides the step),
 // severity "warning" becomes a warning. A stream with no result is
 // incomplete. The json object is terminal: ok, or error with its error
-// object. A session file has no terminal record by design (it is the whole
+// object (incomplete for a FatalCancellationError, as in a stream). A session file has no terminal record by design (it is the whole
 // record): it is reported NoTerminal, and the host settles its status by
 // the session rule of spec §6.7 (error when an "error" record came after
 // the last answer, incomplete when it ends on a call without a result or

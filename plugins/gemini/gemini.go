@@ -99,6 +99,10 @@ type normalizer struct {
 	// be all that says the command failed: streamShell).
 	shells map[string]bool
 
+	// heldResults are the stream's tool results of the last batch, kept
+	// until the next event (releaseResults).
+	heldResults []sdk.ToolResult
+
 	lastErr   string // message of the last error event
 	sawResult bool
 
@@ -144,6 +148,7 @@ func (n *normalizer) Line(l *sdk.Line, out *sdk.Out) error {
 
 // End implements sdk.Normalizer.
 func (n *normalizer) End(out *sdk.Out) error {
+	n.releaseResults(false, out)
 	n.closeMessage(out)
 	switch n.format {
 	case fmtStream:

@@ -37,6 +37,12 @@ func (n *normalizer) jsonOutput(v abi.Value, out *sdk.Out) {
 		out.Warn("gemini warning: " + it.Value().String())
 	}
 	if e := v.Get("error"); e.Exists() && e.Kind() != abi.KindNull {
+		if e.Get("type").Is("FatalCancellationError") {
+			// The user stopped the run (handleCancellationError), as a
+			// stream's cancellation result says: the work is not done.
+			out.Status(sdk.StatusIncomplete, sdk.S("the run was cancelled ("+sdk.Clip(ErrText(e).String(), 200)+")"), sdk.LevelTerminal)
+			return
+		}
 		out.Status(sdk.StatusError, ErrText(e), sdk.LevelTerminal)
 		return
 	}

@@ -10,6 +10,11 @@ import (
 
 // streamEvent handles one --output-format stream-json event.
 func (n *normalizer) streamEvent(v, t abi.Value, out *sdk.Out) {
+	if !t.Is("tool_result") {
+		// The results of the batch before it: cancelled when this is
+		// the run's cancellation, else as the CLI wrote them.
+		n.releaseResults(t.Is("result") && runCancelled(v), out)
+	}
 	switch {
 	case t.Is("init"):
 		n.setFormat(fmtStream, out)
@@ -284,8 +289,53 @@ func (n *normalizer) toolResult(v abi.Value, out *sdk.Out) {
 	if !r.IsError && n.shells[sdk.View(id)] {
 		streamShell(&r)
 	}
-	out.ToolResult(r)
-	n.endAgent(r, nil, out)
+	// Held until the next event says whether the run went on from it
+	// (releaseResults): the CLI writes a call it cancelled as success.
+	n.heldResults = append(n.heldResults, keepResult(r))
+	out.Ignored(sdk.S(heldNative))
+}
+
+// heldNative is the native name under which a tool_result line is
+// declared ignored: its result is reported with the next event's line
+// (releaseResults).
+const heldNative = "(tool_result, reported with the next event)"
+
+// keepResult copies r's strings out of the line they alias.
+func keepResult(r sdk.ToolResult) sdk.ToolResult {
+	r.CallID, r.Name, r.Output, r.Error, r.Status = r.CallID.Keep(), r.Name.Keep(), r.Output.Keep(), r.Error.Keep(), r.Status.Keep()
+	r.Scope, r.Time = r.Scope.Keep(), r.Time.Keep()
+	return r
+}
+
+// releaseResults reports the held tool results of the last batch, in
+// the order the CLI wrote them. The CLI writes every call that did not
+// end in error as "success", one it cancelled included (nonInteractiveCli:
+// status is 'error' only for a call whose status is error), and a run the
+// user cancels (Ctrl+C) ends at the next model call with the result
+// FatalCancellationError, right after the results of the calls it
+// cancelled. When that result is the event after the batch (cancelled),
+// the batch's ok results are cancelled: what they say is not known to be
+// their outcome, and the model never read them.
+func (n *normalizer) releaseResults(cancelled bool, out *sdk.Out) {
+	for _, r := range n.heldResults {
+		if cancelled && !r.IsError {
+			r.IsError, r.Status = true, sdk.S(toolCancelled)
+			r.Error = sdk.S("cancelled: the run was cancelled right after this call (the CLI writes a call it cancelled as success)")
+		}
+		out.ToolResult(r)
+		n.endAgent(r, nil, out)
+	}
+	clear(n.heldResults)
+	n.heldResults = n.heldResults[:0]
+}
+
+// runCancelled reports whether a result event is the CLI's end of a run
+// the user cancelled (handleCancellationError: status error, error
+// {type FatalCancellationError, message "Operation cancelled."}).
+func runCancelled(v abi.Value) bool {
+	e := v.Get("error")
+	return v.Get("status").Is("error") && (e.Get("type").Is("FatalCancellationError") ||
+		!e.Get("type").Exists() && e.Get("message").Is("Operation cancelled."))
 }
 
 // streamShell reads a shell call's stream-json result. The CLI marks a
@@ -339,6 +389,14 @@ func (n *normalizer) result(v abi.Value, out *sdk.Out) {
 	st := v.Get("status")
 	if st.Is("success") {
 		out.Status(sdk.StatusOK, sdk.Str{}, sdk.LevelTerminal)
+	} else if runCancelled(v) {
+		// The user stopped the run: nothing failed, the work is not
+		// done.
+		why := sdk.StringOf(v.Path("error", "message")).String()
+		if why == "" {
+			why = "FatalCancellationError"
+		}
+		out.Status(sdk.StatusIncomplete, sdk.S("the run was cancelled ("+sdk.Clip(why, 200)+")"), sdk.LevelTerminal)
 	} else {
 		e := ErrText(v.Get("error"))
 		switch {
