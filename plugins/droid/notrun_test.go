@@ -4,7 +4,6 @@ package droid_test
 
 import (
 	"context"
-	"strings"
 	"testing"
 
 	"github.com/twasm/twasm/abi/sdk/sdktest"
@@ -22,6 +21,12 @@ import (
 // stopped before it finished: cancelled. Neither ran and failed: before,
 // it read as an error.
 func TestExecCallNotRun(t *testing.T) {
+	events := func(lines ...string) (raw string) {
+		for _, l := range lines {
+			raw += l + "\n"
+		}
+		return raw
+	}
 	const (
 		initL     = `{"type":"system","subtype":"init","cwd":"/w","session_id":"s1","tools":["Read","Execute"],"model":"claude-sonnet-4-5-20250929"}`
 		user      = `{"type":"message","role":"user","id":"m1","text":"delete the build","timestamp":1762517060816,"session_id":"s1"}`
@@ -39,17 +44,17 @@ func TestExecCallNotRun(t *testing.T) {
 	tests := []struct {
 		name, raw, status string
 	}{
-		{"the run ended for want of permission", strings.Join([]string{initL, user, call, cancelled, endedPerm}, "\n"), "denied"},
-		{"an error event says so", strings.Join([]string{initL, user, call, cancelled, errPerm}, "\n"), "denied"},
-		{"said in the value", strings.Join([]string{initL, user, call, asValue, endedPerm}, "\n"), "denied"},
-		{"a permission failure before it", strings.Join([]string{initL, user, call0, earlier, call, cancelled, answer, done}, "\n"), "denied"},
-		{"stopped, the run went on", strings.Join([]string{initL, user, call, cancelled, answer, done}, "\n"), "cancelled"},
-		{"stopped, the output ends there", strings.Join([]string{initL, user, call, cancelled}, "\n"), "cancelled"},
-		{"a command that ran and failed", strings.Join([]string{initL, user, call, failed, answer, done}, "\n"), "error"},
+		{"the run ended for want of permission", events(initL, user, call, cancelled, endedPerm), "denied"},
+		{"an error event says so", events(initL, user, call, cancelled, errPerm), "denied"},
+		{"said in the value", events(initL, user, call, asValue, endedPerm), "denied"},
+		{"a permission failure before it", events(initL, user, call0, earlier, call, cancelled, answer, done), "denied"},
+		{"stopped, the run went on", events(initL, user, call, cancelled, answer, done), "cancelled"},
+		{"stopped, the output ends there", events(initL, user, call, cancelled), "cancelled"},
+		{"a command that ran and failed", events(initL, user, call, failed, answer, done), "error"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r, err := sdktest.Run(context.Background(), droid.Plugin, "droid", []byte(tt.raw+"\n"))
+			r, err := sdktest.Run(context.Background(), droid.Plugin, "droid", []byte(tt.raw))
 			if err != nil {
 				t.Fatal(err)
 			}
