@@ -201,11 +201,13 @@ type normalizer struct {
 	// read, structured for the schemaVersion envelope; streamMsgs
 	// messages read, calls made and command outputs passed over;
 	// lastCommand the last command's call, which a permission denial
-	// answers.
+	// answers; lastTool the call of the message read last, when it
+	// showed a tool's use, which a say error right after it answers.
 	stream, structured bool
 	streamMsgs, calls  int
 	outputs            int
 	lastCommand        string
+	lastTool           pendingCall
 	// agent is the state of the SDK CLI's --json output (agentevents.go),
 	// roo of Roo Code's CLI stream-json (roostream.go): set once a line
 	// of it was read.

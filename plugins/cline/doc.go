@@ -162,7 +162,12 @@
 //     these are the only figures of them and the task's run the only run
 //     that holds them, as Cline's own task total (getApiMetrics) counts
 //     them. say error, ask api_req_failed
-//     and ask mistake_limit_reached are provider errors; say error_retry and Roo's
+//     and ask mistake_limit_reached are provider errors, but a say error
+//     right after a tool's message (say or ask tool, use_mcp_server:
+//     Cline's and Roo Code's handleError and their tools' own checks
+//     show a tool's failure so) is that call's failure, which the call's
+//     result in the conversation states (read from the UI's messages
+//     alone: that call's result, an error); say error_retry and Roo's
 //     api_req_retry_delayed (the error, then the countdown) warnings, as
 //     the older say api_req_retried (no error stated) and Roo's
 //     condense_context_error; Roo's condense_context (the context
@@ -354,7 +359,11 @@
 // stream counted (Decisions, Rewritten documents). Errors (say error, ask
 // api_req_failed, whose text is {"message"}) are provider errors, retries
 // warnings; an ask api_req_failed after a request printed with
-// cancelReason streaming_failed is that failure, reported once.
+// cancelReason streaming_failed is that failure, reported once; a say
+// error right after a tool's message (say or ask tool, use_mcp_server) is
+// that call's result, an error (the tool's failure, as the SDK-based
+// Cline's message translator writes a tool_call_end with an error: say
+// tool, then say error).
 //
 // # Format "agent-events"
 //
@@ -431,7 +440,11 @@
 // delta and, on done, its exitCode where the CLI learned it (non-zero is
 // an error); a command that ended with no exit code, a file tool and an
 // MCP response (which has no status) get no result, and a warning says so.
-// error events are provider errors. result is the terminal event of a
+// error events are provider errors, but one right after a tool_use of a
+// tool or MCP server done (say error: Roo Code's handleError and its
+// tools' own checks) is that call's result, an error; after a tool_use
+// still streaming it stays a provider error (the CLI's own error event
+// may come then). result is the terminal event of a
 // task (success true ok, false an error), its content the final answer
 // (and the model's message when it was not the last text); its "cost" is
 // the last API request's figures, not the task's, so the step has no

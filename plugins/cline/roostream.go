@@ -61,6 +61,10 @@ type rooState struct {
 	taskOpen  bool // a prompt came after the last result
 	mcpOut    int
 	costWarns int
+	// lastTool is the call of the event read last, when it was a tool's
+	// use shown whole (a file, search, web or MCP tool): an error event
+	// right after it is that tool's failure.
+	lastTool string
 	// doc: the json output's document was read (its events each
 	// whole: a command's output is the whole output so far, not a delta).
 	doc bool
@@ -96,6 +100,8 @@ func (n *normalizer) rooEvent(v abi.Value, out *sdk.Out) {
 	id := rooID(v.Get("id"))
 	done := v.Get("done").Truthy()
 	typ := sdk.Name(v.Get("type"))
+	prevTool := r.lastTool
+	r.lastTool = ""
 	switch typ {
 	case "system":
 		if v.Get("subtype").Is("init") {
@@ -140,6 +146,10 @@ func (n *normalizer) rooEvent(v abi.Value, out *sdk.Out) {
 	case "tool_result":
 		n.rooToolResult(v, id, done, out)
 	case "error":
+		if c := r.calls[prevTool]; c != nil && !c.answered {
+			n.rooToolFailed(c, v, out)
+			return
+		}
 		out.Error(sdk.ProviderError{Message: sdk.S(orText(v.Get("content").String(), "error"))})
 	case "result":
 		n.rooResult(v, out)
@@ -265,6 +275,9 @@ func (n *normalizer) rooToolUse(v abi.Value, id string, done bool, out *sdk.Out)
 		out.Ignored(sdk.S("tool_use (partial)"))
 		return
 	}
+	if sub != "command" {
+		r.lastTool = callID
+	}
 	if name != "" {
 		// A partial event's input may not have parsed yet ("unknown_tool").
 		c.name = strings.Clone(name)
@@ -310,6 +323,18 @@ func (n *normalizer) rooToolUse(v abi.Value, id string, done bool, out *sdk.Out)
 	out.Open(key, sdk.Message{Time: ts})
 	out.ToolUse(key, -1, call)
 	out.Close(key, sdk.MessageEnd{})
+}
+
+// rooToolFailed maps the error event right after a tool's use shown
+// whole (say error: Roo Code's handleError, its tools' own checks): that
+// call's result, an error. After a use whose input was still streaming
+// the error is not known to be the tool's (the CLI's own error event,
+// emitted when it fails, may come then): it stays a provider error.
+func (n *normalizer) rooToolFailed(c *rooCall, v abi.Value, out *sdk.Out) {
+	ts := msTime(v.Get("id"))
+	c.answered = true
+	out.ToolResult(sdk.ToolResult{CallID: sdk.S(c.id), Name: sdk.S(c.name), Status: sdk.S("error"),
+		Error: sdk.S(orText(v.Get("content").String(), "the tool failed")), Time: ts})
 }
 
 // rooToolResult maps a tool_result: a command's output, streamed by

@@ -130,6 +130,10 @@ func (n *normalizer) streamMessage(m abi.Value, out *sdk.Out) {
 	}
 	first := n.streamMsgs == 0
 	n.streamMsgs++
+	// The call of the message before, when it showed a tool's use: a
+	// say error right after it is that tool's failure.
+	prevTool := n.lastTool
+	n.lastTool = pendingCall{}
 	out.LatestModel(m.Get("modelInfo").Get("modelId"), &n.model)
 	ts := msTime(m.Get("ts"))
 	text := m.Get("text")
@@ -192,6 +196,14 @@ func (n *normalizer) streamMessage(m abi.Value, out *sdk.Out) {
 	case "error", "ask:api_req_failed", "ask:mistake_limit_reached":
 		code := strings.TrimPrefix(kind, "ask:")
 		msg := errorText(text.String())
+		if code == "error" && prevTool.id != "" {
+			// The tool's failure (Cline's and Roo Code's handleError):
+			// the call's result, no error of the provider.
+			out.ToolResult(sdk.ToolResult{CallID: sdk.S(prevTool.id), Name: sdk.S(prevTool.name), Status: sdk.S("error"),
+				Error: sdk.S(orText(msg, "the tool failed")), Time: ts})
+			n.calls-- // answered
+			return
+		}
 		if code == "api_req_failed" {
 			var same bool
 			if msg, code, same = n.failedAgain(msg, code); same {
@@ -303,7 +315,7 @@ func (n *normalizer) streamTool(key sdk.Str, text abi.Value, ts sdk.Str, out *sd
 		return
 	}
 	c.Time = ts
-	n.streamCall(key, c, out)
+	n.lastTool = pendingCall{id: n.streamCall(key, c, out), name: c.Name.String()}
 }
 
 // streamMCP writes an MCP tool call or resource access the UI shows.
@@ -314,7 +326,7 @@ func (n *normalizer) streamMCP(key sdk.Str, text abi.Value, ts sdk.Str, out *sdk
 		return
 	}
 	c.Time = ts
-	n.streamCall(key, c, out)
+	n.lastTool = pendingCall{id: n.streamCall(key, c, out), name: c.Name.String()}
 }
 
 // uiToolCall is the call of a file, search or web tool the UI shows

@@ -98,6 +98,14 @@ func (n *normalizer) uiMessages(msgs abi.Value, out *sdk.Out) {
 			records += n.deletedRequests(m, prev, say.Is("api_req_deleted"), out)
 		case say.Is("subagent_usage"):
 			records += n.subagentUsage(m, out)
+		case say.Is("error") && i > 0 && toolMessage(uiKind(elems[i-1])):
+			// The failure of the tool the message before shows (Cline's
+			// and Roo Code's handleError, their tools' own checks): the
+			// call's result in the conversation states it (the UI's
+			// alone: uiConversation makes it the call's result), no
+			// error of the provider.
+			out.Ignored(sdk.S("error (the failure of the tool call before it, which its result states)"))
+			records++
 		case say.Is("error"), ask.Is("api_req_failed"), ask.Is("mistake_limit_reached"):
 			code := strings.Clone(sdk.Name(say) + sdk.Name(ask)) // kept: not a view of the line
 			msg := errorText(m.Get("text").String())

@@ -79,6 +79,12 @@ func (n *normalizer) stashConversation(msgs []abi.Value, todo []int) {
 			"command", "ask:command", "command_output", "ask:command_output", "command_permission_denied",
 			"use_mcp_server", "ask:use_mcp_server", "mcp_server_response":
 			n.uiStash = append(n.uiStash, uiItem{idx: i, key: uiKey(m, i), raw: string(m.Raw())})
+		case "error":
+			// A tool's failure, right after the tool's message: its
+			// call's result.
+			if i > 0 && toolMessage(uiKind(msgs[i-1])) {
+				n.uiStash = append(n.uiStash, uiItem{idx: i, key: uiKey(m, i), raw: string(m.Raw())})
+			}
 		}
 	}
 }
@@ -135,6 +141,8 @@ func (n *normalizer) uiConversation(out *sdk.Out) {
 		cmdOut         []string
 		cmdOpen        bool
 		mcpID          string
+		toolID         string // the call of the tool message just written
+		toolAt         int    // its index
 	)
 	calls, results := &n.uiCalls, &n.uiResults
 	flushCmd := func() {
@@ -161,6 +169,20 @@ func (n *normalizer) uiConversation(out *sdk.Out) {
 		if kind != "command_output" && kind != "ask:command_output" && kind != "command_permission_denied" {
 			flushCmd()
 		}
+		if kind == "error" {
+			// A tool's failure (stashConversation keeps only those): the
+			// result of the call the message before made, else, that
+			// message partial and not written, an error of the task.
+			msg := orText(errorText(text.String()), "the tool failed")
+			if toolID != "" && toolAt == it.idx-1 {
+				out.ToolResult(sdk.ToolResult{CallID: sdk.S(toolID), Status: sdk.S("error"), Error: sdk.S(msg), Time: ts})
+				*results++
+			} else {
+				out.Error(sdk.ProviderError{Message: sdk.S(msg), Code: sdk.S("error")})
+			}
+			toolID = ""
+			continue
+		}
 		// The say text before the first request is the task, as Roo Code
 		// and Cline's first versions show it.
 		if n.conversationMessage(kind, kind == "text" && it.idx < n.uiFirst, key, text, ts, out) {
@@ -176,6 +198,7 @@ func (n *normalizer) uiConversation(out *sdk.Out) {
 				c.CallID, c.Time = sdk.S(id), ts
 				callMessage(key, c, out)
 				*calls++
+				toolID, toolAt = id, it.idx
 			}
 		case "command", "ask:command":
 			cmd := strings.TrimSuffix(text.String(), "REQ_APP")
@@ -201,6 +224,7 @@ func (n *normalizer) uiConversation(out *sdk.Out) {
 				callMessage(key, c, out)
 				*calls++
 				mcpID = id
+				toolID, toolAt = id, it.idx
 			}
 		case "mcp_server_response":
 			if mcpID != "" {
@@ -211,6 +235,17 @@ func (n *normalizer) uiConversation(out *sdk.Out) {
 		}
 	}
 	flushCmd()
+}
+
+// toolMessage says whether a UI message of kind (uiKind) shows a tool's
+// use: a file, search or web tool, or an MCP server's. A say "error"
+// right after one is that tool's failure.
+func toolMessage(kind string) bool {
+	switch kind {
+	case "tool", "ask:tool", "use_mcp_server", "ask:use_mcp_server":
+		return true
+	}
+	return false
 }
 
 // uiWarn says, at the end of a task read from its UI messages alone, how

@@ -84,7 +84,15 @@
 // value is the output (a string, else its JSON, whose exitCode is the
 // exit code); isError, an error object (its message the error, with the
 // exit code a failed Execute states) or a non-zero exit code make it an
-// error. The completion is the terminal event: ok (an error when it says
+// error; but one saying "Error: tool execution cancelled" (its error or
+// its value) is of a call droid exec did not run: denied when the run
+// lacked the permission it needed (an event before it, or the one right
+// after it, says so: droid exec fails fast, "Exec ended early:
+// insufficient permission to proceed. Re-run with --auto medium or
+// --auto high.", a tool's "Insufficient permission to proceed", a
+// result's permission_denials), else cancelled, stopped before it
+// finished; reported at that next event (or the end), its output the
+// value when one came. The completion is the terminal event: ok (an error when it says
 // isError), finalText the final answer, its usage the run's, as Anthropic
 // names the figures (input_tokens the uncached input), thinking_tokens
 // added to the output as its reasoning part (see Usage). An error event,

@@ -68,6 +68,11 @@ type normalizer struct {
 	// writes one when a turn ends); turnRunning: a message came after
 	// the last one.
 	turnEnds, turnRunning bool
+	// droid exec's calls that did not run (exec.go, notRun): held the
+	// result saying so, until the next event tells whether the run
+	// lacked permission; permission once an event said it did.
+	held       heldResult
+	permission bool
 }
 
 // Line implements sdk.Normalizer.
@@ -533,6 +538,7 @@ func input(args abi.Value) sdk.Str {
 
 // End implements sdk.Normalizer.
 func (n *normalizer) End(out *sdk.Out) error {
+	n.releaseHeld(abi.Value{}, out)
 	if n.turnRunning {
 		// A Droid that ends its turns with agent_turn_outcome, read
 		// before the last one's (twasm sync archives sessions Droid

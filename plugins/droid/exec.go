@@ -2,6 +2,7 @@ package droid
 
 import (
 	"strconv"
+	"strings"
 
 	"github.com/twasm/twasm/abi"
 	"github.com/twasm/twasm/abi/sdk"
@@ -21,6 +22,9 @@ const (
 // object; one of exec's output holds its role and text flat.
 func (n *normalizer) execLine(v abi.Value, no int, out *sdk.Out) bool {
 	t := v.Get("type")
+	if n.held.set {
+		n.releaseHeld(v, out)
+	}
 	switch {
 	case t.Is("system"):
 		n.execStart(fmtStream, v, out)
@@ -57,11 +61,13 @@ func (n *normalizer) execLine(v abi.Value, no int, out *sdk.Out) bool {
 		// reported; the run's status is the completion's when one
 		// follows (spec §6.7: the terminal event first).
 		n.execStart(fmtStream, v, out)
+		n.notePermission(v)
 		out.Error(sdk.ProviderError{Message: strOr(sdk.StringOf(v.Get("message")), "droid reported an error"), Code: sdk.StringOf(v.Get("source"))})
 	case !t.Exists() && v.Get("level").Kind() == abi.KindString && v.Get("error").Kind() == abi.KindObject:
 		// A log record the CLI printed among the events ({level,
 		// error: {name, message, stack}, msg}): an error it met.
 		n.execStart(fmtStream, v, out)
+		n.notePermission(v)
 		msg := sdk.StringOf(v.Path("error", "message"))
 		if !v.Get("level").Is("error") {
 			out.Warn("droid logged (" + sdk.TypeName(v.Get("level")) + "): " + msg.String())
@@ -216,6 +222,11 @@ func (n *normalizer) execResult(v abi.Value, out *sdk.Out) {
 	if code, ok := sdk.StatedExitCode(text, "Error: Command failed (exit code: ").Value(); ok {
 		r.ExitCode = sdk.N(code)
 	}
+	n.notePermission(v)
+	if said := notRunText(errText.String(), string(text)); said != "" {
+		n.notRun(p, r, said, out)
+		return
+	}
 	code, hasCode := r.ExitCode.Value()
 	if v.Get("isError").Truthy() || !errText.IsEmpty() || hasCode && code != 0 {
 		r.IsError, r.Status = true, sdk.S("error")
@@ -230,6 +241,94 @@ func (n *normalizer) execResult(v abi.Value, out *sdk.Out) {
 		r.Status = sdk.S("ok")
 	}
 	out.ToolResult(r)
+}
+
+// cancelledText is droid exec's result of a call it did not run.
+const cancelledText = "Error: tool execution cancelled"
+
+// notRunText is the error or output text (the first that does) saying
+// droid exec did not run the call ("Error: tool execution cancelled"),
+// else "".
+func notRunText(texts ...string) string {
+	for _, t := range texts {
+		t = strings.TrimSpace(t)
+		if len(t) >= len(cancelledText) && strings.EqualFold(t[:len(cancelledText)], cancelledText) {
+			return t
+		}
+	}
+	return ""
+}
+
+// heldResult is the result of a call droid exec did not run, held until
+// the next event (releaseHeld); set while one is held. Its members are
+// strings of their own: the line's memory dies with it.
+type heldResult struct {
+	set                      bool
+	id, name, output, err, t string
+}
+
+// notRun reports the result of call p that droid exec did not run
+// (notRunText said): denied once an event said the run lacked the
+// permission a call needs (permissionSaid: droid exec ends a run that
+// needs a higher autonomy level than it was given), else held until the
+// next event, which usually says why (the run's end for want of
+// permission: denied; anything else: cancelled, stopped before it
+// finished). Not an error: the tool did not run.
+func (n *normalizer) notRun(p pendingCall, r sdk.ToolResult, said string, out *sdk.Out) {
+	n.held = heldResult{set: true, id: p.id, name: p.name, err: said, t: r.Time.String()}
+	if o := r.Output.String(); o != said {
+		n.held.output = o
+	}
+	if n.permission {
+		n.releaseHeld(abi.Value{}, out)
+		return
+	}
+	out.Ignored(sdk.S("tool_result (of a call not run: reported at the next event, which says why)"))
+}
+
+// releaseHeld reports the result held (notRun), if any, before event v
+// (none at the end of the input): denied when v or an event before it
+// said the run lacked permission, else cancelled.
+func (n *normalizer) releaseHeld(v abi.Value, out *sdk.Out) {
+	h := n.held
+	if !h.set {
+		return
+	}
+	n.held = heldResult{}
+	status := "cancelled"
+	if n.permission || v.Exists() && permissionSaid(v) {
+		status = "denied"
+	}
+	out.ToolResult(sdk.ToolResult{CallID: sdk.S(h.id), Name: sdk.Opt(h.name), Output: sdk.Opt(h.output), Status: sdk.S(status), Error: sdk.S(h.err), Time: sdk.Opt(h.t)})
+}
+
+// notePermission notes an event saying the run lacked permission
+// (permissionSaid): a call droid exec did not run after it was denied.
+func (n *normalizer) notePermission(v abi.Value) {
+	if !n.permission && permissionSaid(v) {
+		n.permission = true
+	}
+}
+
+// permissionSaid says whether event v says the run lacked the permission
+// a call needed: its error or result text ("Exec ended early:
+// insufficient permission to proceed. Re-run with --auto medium or --auto
+// high.", a tool's "Insufficient permission to proceed", "permission
+// denied"), or a result's permission_denials listing one.
+func permissionSaid(v abi.Value) bool {
+	if d := v.Get("permission_denials"); d.Kind() == abi.KindArray && d.Len() > 0 {
+		return true
+	}
+	for _, t := range [...]abi.Value{v.Path("error", "message"), v.Get("message"), v.Get("result"), v.Get("finalText")} {
+		if t.Kind() != abi.KindString {
+			continue
+		}
+		l := strings.ToLower(t.String())
+		if strings.Contains(l, "insufficient permission") || strings.Contains(l, "permission denied") || strings.Contains(l, "re-run with --auto") {
+			return true
+		}
+	}
+	return false
 }
 
 // pendingIndex is the index in pending of the call id names, else (no
@@ -266,6 +365,7 @@ func (n *normalizer) pendingIndex(id, tool string) int {
 // cache_creation_input_tokens the cache's), thinking_tokens apart from
 // output_tokens as Droid counts it (doc.go, Usage).
 func (n *normalizer) execDone(v, text abi.Value, failed bool, out *sdk.Out) {
+	n.notePermission(v)
 	if u := v.Get("usage"); u.Kind() == abi.KindObject {
 		out.Usage(droidUsage(sdk.IntOf(u.Get("input_tokens")), sdk.IntOf(u.Get("cache_read_input_tokens")), sdk.IntOf(u.Get("cache_creation_input_tokens")),
 			sdk.IntOf(u.Get("output_tokens")), sdk.IntOf(u.Get("thinking_tokens"))), sdk.ModeSet)

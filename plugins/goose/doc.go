@@ -54,9 +54,16 @@
 //     complete states no status: the run is ok, or error when an error
 //     came (Goose can print error and then complete); a run cut before
 //     complete is incomplete, by the host's rule for a terminal format.
-//     The stream names no session, working directory or prompt (goose run
-//     prints neither its -t text nor the session id there; without
-//     --quiet a text banner, counted unmapped, precedes the events).
+//     The events name no session, working directory or prompt (goose run
+//     prints neither its -t text nor the session id there); without
+//     --quiet a text banner precedes them (session/output.rs
+//     display_session_info), which names both: "    session id: <id>"
+//     and "    working directory: <dir>" under "starting session |
+//     provider: ... model: ..." (2025), or "    <id> · <dir>" (the
+//     directory alone for a run without a session) under "  ● new
+//     session · <provider> <model>" in later builds. Those lines are the
+//     run's session id and working directory (Meta, escape sequences
+//     left out); the banner's header is counted unmapped, as "non_json".
 //     goose run writes the same session into sessions.db (unless
 //     --no-session), and nothing ties the two: a run recorded from the
 //     stream and the one twasm sync archives from the database both

@@ -135,7 +135,19 @@ type normalizer struct {
 	// output; st is what it keeps between lines (stream.go).
 	isStream bool
 	st       stream
+	// head is the header of goose run's later banner read last ("●
+	// new session · ...": headSession, "● ephemeral · ...":
+	// headEphemeral), whose next line names the session and the working
+	// directory (banner).
+	head int
 }
+
+// Headers of goose run's later banner (normalizer.head).
+const (
+	headNone = iota
+	headSession
+	headEphemeral
+)
 
 // lineNames are the members of a line's object Line and row read, in the
 // order of the l* constants; rowNames those of a messages row, in the
@@ -168,11 +180,12 @@ const (
 func (n *normalizer) Line(l *sdk.Line, out *sdk.Out) error {
 	v := l.JSON()
 	if v.Kind() != abi.KindObject {
-		if len(sdk.TrimSpace(l.Raw)) > 0 {
+		if len(sdk.TrimSpace(l.Raw)) > 0 && (n.meta || !n.banner(l.Raw, out)) {
 			out.Unmapped(sdk.S("non_json"))
 		}
 		return nil
 	}
+	n.head = headNone
 	// The members read, found in one pass over the object.
 	f := &n.lf
 	v.Lookup(lineKeys, f[:])

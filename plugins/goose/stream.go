@@ -2,6 +2,7 @@ package goose
 
 import (
 	"strconv"
+	"strings"
 
 	"github.com/twasm/twasm/abi"
 	"github.com/twasm/twasm/abi/sdk"
@@ -169,4 +170,72 @@ func (n *normalizer) complete(v abi.Value, out *sdk.Out) {
 		return
 	}
 	out.Status(sdk.StatusOK, sdk.Str{}, sdk.LevelTerminal)
+}
+
+// banner reads a line of the banner goose run prints before its output
+// unless --quiet (goose-cli's session/output.rs display_session_info):
+// the line naming the session ("    session id: <id>") or the working
+// directory ("    working directory: <dir>") under the 2025 header
+// ("starting session | provider: ... model: ..."), or the line after
+// the later header ("  ● new session · <provider> <model>"), "    <id> ·
+// <dir>" (for "● ephemeral", a run without a session, the directory
+// alone). Those are the run's session id and working directory (Meta),
+// and ok is true; the headers and any other line are not read (ok
+// false: unmapped). The console crate colours it only on a terminal,
+// or when forced: escape sequences are left out.
+func (n *normalizer) banner(raw []byte, out *sdk.Out) (ok bool) {
+	line := stripEscapes(raw)
+	head := n.head
+	n.head = headNone
+	t := strings.TrimSpace(line)
+	indented := strings.HasPrefix(line, "  ")
+	switch {
+	case strings.HasPrefix(t, "● "):
+		switch {
+		case strings.HasPrefix(t, "● ephemeral "):
+			n.head = headEphemeral
+		case strings.Contains(t, " · "):
+			n.head = headSession
+		}
+		return false
+	case !indented || t == "":
+		return false
+	case strings.HasPrefix(t, "session id: "):
+		if id := strings.TrimSpace(t[len("session id: "):]); id != "" {
+			out.Meta(sdk.Meta{SessionID: sdk.S(id)})
+			return true
+		}
+	case strings.HasPrefix(t, "working directory: "):
+		if dir := strings.TrimSpace(t[len("working directory: "):]); dir != "" {
+			out.Meta(sdk.Meta{Cwd: sdk.S(dir)})
+			return true
+		}
+	case head == headEphemeral:
+		out.Meta(sdk.Meta{Cwd: sdk.S(t)})
+		return true
+	case head == headSession:
+		if id, dir, found := strings.Cut(t, " · "); found && id != "" && !strings.ContainsAny(id, " \t") && dir != "" {
+			out.Meta(sdk.Meta{SessionID: sdk.S(id), Cwd: sdk.S(dir)})
+			return true
+		}
+	}
+	return false
+}
+
+// stripEscapes is raw without its ANSI escape sequences (ESC [ ... and a
+// final byte), as a string of its own.
+func stripEscapes(raw []byte) string {
+	var b strings.Builder
+	for i := 0; i < len(raw); i++ {
+		if raw[i] == 0x1b && i+1 < len(raw) && raw[i+1] == '[' {
+			j := i + 2
+			for j < len(raw) && (raw[j] < 0x40 || raw[j] > 0x7e) {
+				j++
+			}
+			i = j
+			continue
+		}
+		b.WriteByte(raw[i])
+	}
+	return b.String()
 }

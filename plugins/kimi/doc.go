@@ -273,17 +273,34 @@
 // <work dir hash>/<session>/wire.jsonl, Kimi Code's <work
 // dir>/<session>/agents/<agent>/wire.jsonl.
 //
-// Errors. A turn.ended that failed is an error the provider reported (its
-// error's message and code), so a session whose last turn failed is
-// "error" by the session rule; a step.end with finishReason "error" is one
-// too. A StepRetry (a model call retried after an API error, its
-// error_type and status_code) and a Notification of severity error are
+// Errors. How a Kimi Code turn ended (turn.ended's reason: completed,
+// cancelled, failed or blocked; packages/agent-core-v2 loopService.ts)
+// settles a session whose last turn it is, by the session rule: a failed
+// turn is an error the provider reported (its error's message and code),
+// so the session is "error"; a blocked one (a UserPromptSubmit hook
+// refused the prompt) is a status error below the terminal level, so
+// "error" too, its reason the error; a cancelled one is a warning and a
+// status incomplete below the terminal level, so "incomplete". A step.end
+// with finishReason "error" (the model call threw, its retries spent) is
+// an error the provider reported; the failed turn.ended that follows it
+// states the same error with its message, so the step's is listed only
+// when no failed turn.ended follows (a retried step: reported at the next
+// step.begin, else at the next prompt, turn end or the end of the
+// input). A step.end with finishReason "interrupted" (the turn or the
+// step aborted while the model answered) or "max_tokens" (the output cut
+// at the token limit, also a warning) is, once its message closed, a
+// status incomplete below the terminal level: a session whose last
+// answer it is is "incomplete"; a later answer makes it ok again, as it
+// does after a cancelled, failed or blocked turn. The Kimi CLI's
+// StepRetry (a model call retried after an API error, its error_type
+// and status_code) and a Notification of severity error are
 // errors the provider reported. A StepInterrupted is an error too: every
 // Kimi CLI that logs its wire (0.59 on) sends it only when the step raised
 // an error, the API call's once its retries are spent (the user's
 // interruption sends none), and the log does not state which; so a
-// session whose last step failed is "error". A cancelled turn and a
-// compaction are warnings.
+// session whose last step failed is "error". A compaction is a warning,
+// and so is turn.cancel (the user's request to cancel; its turn.ended
+// says how the turn ended).
 //
 // Unmapped. Text that is not JSON (but the print mode's resume hint) is counted as "non_json", a JSON value
 // that is not an object as "non_object", an object without a type as

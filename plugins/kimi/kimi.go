@@ -112,6 +112,11 @@ type normalizer struct {
 	requested bool     // an llm.request named the model
 	stepOpen  bool     // Kimi Code's last step.begin has no step.end, turn.ended or turn.cancel after it
 	turnOpen  bool     // the Kimi CLI's last TurnBegin of the session has no TurnEnd
+	// stepErr says Kimi Code's last step ended in error (step.end
+	// finishReason error) and that error is not reported yet: the
+	// turn.ended (failed) that follows states it with its message, else
+	// it is reported at the next step, prompt, turn end or the end.
+	stepErr bool
 
 	// counted is the step usage reported so far (the figures it
 	// states; see forked); current is the session the latest facts line
@@ -441,6 +446,25 @@ func (n *normalizer) close(scope string, out *sdk.Out) {
 	if scope == "" && len(s.text) > 0 {
 		out.Final(sdk.S(string(s.text)), true)
 	}
+	if scope == "" {
+		cut(s.stop, out)
+	}
+}
+
+// cut reports a Kimi Code model call whose step.end says it was cut
+// short, once its message is closed: interrupted (the turn or the step
+// aborted while the model answered) or max_tokens (the output cut at the
+// token limit) is a status incomplete below the terminal level, so a
+// session whose last answer it is is incomplete by the session rule (a
+// later answer makes it ok again).
+func cut(stop string, out *sdk.Out) {
+	switch stop {
+	case "interrupted":
+		out.Status(sdk.StatusIncomplete, sdk.S("the model call was interrupted before it finished (finishReason interrupted)"), sdk.LevelError)
+	case "max_tokens":
+		out.Warn("the response was cut at the output token limit")
+		out.Status(sdk.StatusIncomplete, sdk.S("the response was cut at the output token limit (finishReason max_tokens)"), sdk.LevelError)
+	}
 }
 
 // closeAll closes every open message, the step's last.
@@ -675,6 +699,7 @@ func (n *normalizer) End(out *sdk.Out) error {
 		n.copyEnds(out) // nothing after the copy
 	}
 	n.closeAll(out)
+	n.reportStepErr(out)
 	switch {
 	case n.stepOpen:
 		// The log was read while the model answered (twasm sync

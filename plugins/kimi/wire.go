@@ -10,6 +10,7 @@ func (n *normalizer) wire(typ string, v abi.Value, ts stamp, out *sdk.Out) {
 	switch typ {
 	case "turn.prompt", "turn.steer":
 		n.closeAll(out)
+		n.reportStepErr(out)
 		n.looped = false
 		n.said(v.Get("input"))
 		if !n.user(v.Get("input"), originOf(v.Get("origin")), "", ts, out) {
@@ -36,6 +37,7 @@ func (n *normalizer) wire(typ string, v abi.Value, ts stamp, out *sdk.Out) {
 	case "turn.cancel":
 		n.stepOpen = false
 		n.closeAll(out)
+		n.reportStepErr(out)
 		out.Warn("kimi: the user cancelled the turn")
 	case "context.apply_compaction":
 		out.Warn("kimi: the context was compacted; the transcript keeps the turns it replaced")
@@ -83,6 +85,7 @@ func (n *normalizer) loop(ev abi.Value, ts stamp, out *sdk.Out) {
 	switch {
 	case t.Is("step.begin"):
 		n.close("", out)
+		n.reportStepErr(out) // a retry: the failed step's error is its own
 		n.looped, n.stepOpen = true, true
 		n.stepOf("", sdk.View(ev.Get("uuid")), ts, out)
 	case t.Is("content.part"):
@@ -121,9 +124,9 @@ func (n *normalizer) loop(ev abi.Value, ts stamp, out *sdk.Out) {
 		// header fields only); the record accounts for the line.
 		out.Open(sdk.S(s.key), sdk.Message{ID: sdk.StringOf(ev.Get("messageId"))})
 		out.LatestModel(ev.Get("model"), &n.model)
-		if s.stop == "error" {
-			out.Error(sdk.ProviderError{Message: sdk.S("the model call ended in error (finishReason error)")})
-		}
+		// An error is reported once the turn's end says whether it
+		// states it (reportStepErr).
+		n.stepErr = s.stop == "error"
 		// Closed at the usage.record that follows (the request's usage
 		// and model), or at the next record.
 	default:
@@ -156,21 +159,52 @@ func (n *normalizer) usageRecord(v abi.Value, out *sdk.Out) {
 	}
 }
 
-// turnEnded handles turn.ended: a failed turn is an error the provider
-// reported (its message and code); a cancelled or blocked one a warning.
+// turnEnded handles turn.ended (reason completed, cancelled, failed or
+// blocked; agent-core-v2 loopService.ts): a failed turn is an error the
+// provider reported (its message and code), which is the error of the
+// step that ended in error just before, if one did (listed once); a
+// blocked one (a UserPromptSubmit hook refused the prompt) an error too,
+// a status error below the terminal level; a cancelled one a warning and
+// a status incomplete below the terminal level. Both statuses are on the
+// turn's end, after its answers, so the session rule settles a session
+// whose last turn ended so as error or incomplete, and a later answer
+// makes it ok again.
 func (n *normalizer) turnEnded(v abi.Value, out *sdk.Out) {
+	e := v.Get("error")
+	msg := sdk.StringOf(e.Get("message"))
 	switch {
 	case v.Get("reason").Is("failed"):
-		e := v.Get("error")
-		msg := sdk.StringOf(e.Get("message"))
+		n.stepErr = false
 		if msg.IsEmpty() {
 			msg = sdk.S("the turn failed")
 		}
 		out.Error(sdk.ProviderError{Message: msg, Code: sdk.Text(e.Get("code"))})
-	case v.Get("reason").Is("cancelled"), v.Get("reason").Is("blocked"):
-		out.Warn("kimi: the turn ended " + sdk.View(v.Get("reason")))
-	default:
-		out.Ignored(sdk.S("turn.ended"))
+		return
+	case v.Get("reason").Is("blocked"):
+		n.reportStepErr(out)
+		why := "the turn was blocked: a hook refused the prompt (turn.ended reason blocked)"
+		if !msg.IsEmpty() {
+			why += ": " + sdk.Clip(msg.String(), 500)
+		}
+		out.Status(sdk.StatusError, sdk.S(why), sdk.LevelError)
+		return
+	case v.Get("reason").Is("cancelled"):
+		n.reportStepErr(out)
+		out.Warn("kimi: the turn ended cancelled")
+		out.Status(sdk.StatusIncomplete, sdk.S("the turn was cancelled before it completed (turn.ended reason cancelled)"), sdk.LevelError)
+		return
+	}
+	n.reportStepErr(out)
+	out.Ignored(sdk.S("turn.ended"))
+}
+
+// reportStepErr reports the error of the step that ended in error
+// (step.end finishReason error) when no failed turn.ended stated it
+// first: at the next step (a retry), prompt, turn end or the end.
+func (n *normalizer) reportStepErr(out *sdk.Out) {
+	if n.stepErr {
+		n.stepErr = false
+		out.Error(sdk.ProviderError{Message: sdk.S("the model call ended in error (finishReason error)")})
 	}
 }
 
