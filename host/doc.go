@@ -119,7 +119,12 @@
 //     the maxima summing to 80 MB of references: wazero grows a table
 //     that has none to 2^32-2 elements, and one table.grow would ask for
 //     32 GiB and end the process (Go's linker writes its table with no
-//     maximum); past the maximum the grow fails in the guest (-1);
+//     maximum); past the maximum the grow fails in the guest (-1). A
+//     function, imported function or tag whose type index is out of
+//     range is refused too (a call to such a function made wazero's
+//     validator panic), and a panic of wazero's while it compiles a
+//     module, on the loading goroutine, fails the load instead of
+//     ending the process;
 //   - read or write files, open sockets, read environment variables or
 //     arguments: no file system, environment or arguments are ever
 //     configured, and importing a WASI function that could reach them is

@@ -58,3 +58,22 @@ func FuzzFeed(f *testing.F) {
 		}
 	})
 }
+
+// FuzzLoad: loading arbitrary bytes as an external plugin returns a
+// plugin or an error, and never panics: a crafted module (a type index
+// out of range made wazero's validator panic) fails its load.
+func FuzzLoad(f *testing.F) {
+	f.Add(typeIndexPanic)
+	f.Add(wasmModule(nil, goodExports(), true))
+	f.Add([]byte("\x00asm\x01\x00\x00\x00"))
+	opts := testOptions()
+	opts.CacheDir, opts.NoDiskCache = "", true // no cache entry per input
+	rt := newRuntime(f, opts)
+	ctx := context.Background()
+	f.Fuzz(func(t *testing.T, wasm []byte) {
+		p, err := rt.Load(ctx, wasm, Source{Path: "x.wasm"})
+		if (p == nil) == (err == nil) {
+			t.Fatalf("Load = %v, %v", p, err)
+		}
+	})
+}

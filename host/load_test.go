@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tetratelabs/wazero"
+
 	"github.com/twasm/twasm/internal/wire"
 )
 
@@ -153,6 +155,10 @@ func TestLoadRefusesModulesOffContract(t *testing.T) {
 		{"crafted tables", func() []byte {
 			return []byte("\x00asm\x01\x00\x00\x00\x04\x0d\x02\x70\x00\x80\x80\x80\x40\x70\x00\x80\x80\x80\x40")
 		}, []string{"module refused before decoding: tables of more than 10000000 elements in all"}},
+		// Function 0 calls function 1, whose type index is out of range:
+		// wazero's validator panicked on it, ending the process.
+		{"crafted type index", func() []byte { return typeIndexPanic },
+			[]string{"module refused before decoding: a function of type index 5, out of range (1 types) (at byte 18)"}},
 		{"not wasm", func() []byte { return []byte("#!/bin/sh\necho hi\n") },
 			[]string{"not a valid WebAssembly module"}},
 		{"empty module", func() []byte { return wasmModule(nil, nil, false) },
@@ -320,4 +326,25 @@ func TestLoadRefusesBadStatusesAtHandshake(t *testing.T) {
 			t.Errorf("got %v, want %q", err, c.want)
 		}
 	}
+}
+
+// typeIndexPanic made wazero v1.12's validator panic (index out of
+// range): one type, two functions, the second of type 5, and the first
+// calls the second, whose type wazero looked up before it checked it.
+var typeIndexPanic = []byte("\x00asm\x01\x00\x00\x00" +
+	"\x01\x04\x01\x60\x00\x00" + // type section: () -> ()
+	"\x03\x03\x02\x00\x05" + // function section: types 0 and 5
+	"\x0a\x09\x02\x04\x00\x10\x01\x0b\x02\x00\x0b") // code: call 1; nothing
+
+// TestCompileModuleRecovers: a panic of wazero's while it compiles a
+// module is an error of the load, whatever reaches it past wasmcheck.
+func TestCompileModuleRecovers(t *testing.T) {
+	ctx := context.Background()
+	r := wazero.NewRuntime(ctx)
+	defer r.Close(ctx)
+	c, err := compileModule(ctx, r, typeIndexPanic)
+	if err == nil || c != nil {
+		t.Fatalf("compileModule = %v, %v; want an error", c, err)
+	}
+	t.Log(err)
 }

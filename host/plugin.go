@@ -109,13 +109,13 @@ func (rt *Runtime) compile(ctx context.Context, wasm []byte, src Source) (wazero
 	if src.Bundled && wasminterrupt.Instrumented(wasm) {
 		// The build instrumented it (internal/tools/bundlerecord); trusted,
 		// like every byte of the binary.
-		c, err := rt.trusted.CompileModule(ctx, wasm)
+		c, err := compileModule(ctx, rt.trusted, wasm)
 		return rt.trusted, c, err
 	}
 	code, err := wasminterrupt.Instrument(wasm)
 	if err == nil {
 		var c wazero.CompiledModule
-		if c, err = rt.trusted.CompileModule(ctx, code); err == nil {
+		if c, err = compileModule(ctx, rt.trusted, code); err == nil {
 			return rt.trusted, c, nil
 		}
 	}
@@ -126,8 +126,25 @@ func (rt *Runtime) compile(ctx context.Context, wasm []byte, src Source) (wazero
 	if err != nil {
 		return nil, nil, err
 	}
-	c, err := sandboxed.CompileModule(ctx, wasm)
+	c, err := compileModule(ctx, sandboxed, wasm)
 	return sandboxed, c, err
+}
+
+// compileModule is r.CompileModule, with a panic of wazero's on the
+// calling goroutine returned as an error: wazero's validator once
+// indexed the type section with a type index it had not checked yet
+// (wasmcheck now refuses such modules first), and a crafted file must
+// fail its load, not end the process. wazero decodes, validates and
+// compiles a module before it registers it, so a panic in those steps
+// leaves nothing of the module behind; one in a compilation worker, on
+// another goroutine, is not caught here.
+func compileModule(ctx context.Context, r wazero.Runtime, wasm []byte) (c wazero.CompiledModule, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			c, err = nil, fmt.Errorf("wazero failed on the module: %v", p)
+		}
+	}()
+	return r.CompileModule(ctx, wasm)
 }
 
 // Info describes the plugin.

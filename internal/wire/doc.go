@@ -7,7 +7,9 @@
 // tape builder, key hashes and declared key sets (tape.go), and the JSON
 // string unescaping both sides share (unescape.go), and the number
 // parsing package abi's values use in place of strconv's, whose error
-// values would link reflection into every plugin (number.go). It imports only the
+// values would link reflection into every plugin (number.go), and
+// IndexByte, a byte search eight bytes a step in a TinyGo build, whose
+// own tests one byte a step (index.go). It imports only the
 // standard library; package abi reads tapes through it. The SDK (abi/sdk) and the host (host,
 // internal/normalize) implement it; package abi's documentation states
 // what each name and record means, so a plugin in another language needs

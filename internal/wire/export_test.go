@@ -5,4 +5,7 @@ package wire
 var CheckTape = checkTape
 
 // IndexBackslashWords is the TinyGo build's search for an escape.
-var IndexBackslashWords = indexBackslashWords
+func IndexBackslashWords(b []byte) int { return indexByteWords(b, '\\') }
+
+// IndexByteWords is the TinyGo build's IndexByte.
+var IndexByteWords = indexByteWords[string]

@@ -2,7 +2,12 @@
 
 package wire
 
-import "bytes"
+import (
+	"bytes"
+	"strings"
+)
 
 // indexBackslash is the index of the first '\\' in b, or -1.
 func indexBackslash(b []byte) int { return bytes.IndexByte(b, '\\') }
+
+func indexByte(s string, c byte) int { return strings.IndexByte(s, c) }

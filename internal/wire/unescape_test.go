@@ -77,25 +77,40 @@ func FuzzUnescape(f *testing.F) {
 	})
 }
 
-// TestIndexBackslashWords checks the TinyGo build's word-at-a-time search
-// against bytes.IndexByte: every length to 40, the backslash (or none) at
-// every position, with bytes around it that differ from '\\' in one bit
-// or wrap around ('[', ']', 0xdc, 0x00, 0xff).
-func TestIndexBackslashWords(t *testing.T) {
-	for n := 0; n <= 40; n++ {
-		for _, fill := range []byte{'a', '[', ']', 0xdc, 0x00, 0xff, 0x5d} {
-			b := bytes.Repeat([]byte{fill}, n)
-			for at := -1; at < n; at++ {
-				for _, second := range []int{-1, at + 1, at + 8} {
-					c := append([]byte(nil), b...)
-					if at >= 0 {
-						c[at] = '\\'
-					}
-					if second >= 0 && second < n {
-						c[second] = '\\'
-					}
-					if got, want := wire.IndexBackslashWords(c), bytes.IndexByte(c, '\\'); got != want {
-						t.Fatalf("indexBackslashWords(%q) = %d, want %d", c, got, want)
+// TestIndexByteWords checks the TinyGo build's word-at-a-time search
+// against bytes.IndexByte: every length to 40, the byte sought (or none)
+// at every position, with bytes around it that differ from it in one bit
+// or wrap around ('[', ']', 0xdc, 0x00, 0xff), for bytes at both ends of
+// the range and the ones plugins seek.
+func TestIndexByteWords(t *testing.T) {
+	for _, c := range []byte{'\\', '(', '?', 0x00, 0x01, 0x7f, 0x80, 0xff} {
+		for n := 0; n <= 40; n++ {
+			for _, fill := range []byte{'a', '[', ']', 0xdc, 0x00, 0xff, 0x5d, c ^ 1, c ^ 0x80, c + 1, c - 1} {
+				if fill == c {
+					continue
+				}
+				b := bytes.Repeat([]byte{fill}, n)
+				for at := -1; at < n; at++ {
+					for _, second := range []int{-1, at + 1, at + 8} {
+						d := append([]byte(nil), b...)
+						if at >= 0 {
+							d[at] = c
+						}
+						if second >= 0 && second < n {
+							d[second] = c
+						}
+						want := bytes.IndexByte(d, c)
+						if got := wire.IndexByteWords(string(d), c); got != want {
+							t.Fatalf("indexByteWords(%q, %q) = %d, want %d", d, c, got, want)
+						}
+						if got := wire.IndexByte(string(d), c); got != want {
+							t.Fatalf("IndexByte(%q, %q) = %d, want %d", d, c, got, want)
+						}
+						if c == '\\' {
+							if got := wire.IndexBackslashWords(d); got != want {
+								t.Fatalf("indexBackslashWords(%q) = %d, want %d", d, got, want)
+							}
+						}
 					}
 				}
 			}

@@ -86,9 +86,27 @@ func (r *reader) sections(what string, fn func(id byte, s *reader) error) error 
 // module is what Check counts across sections.
 type module struct {
 	tableElements uint64 // the sum of the defined tables' minimum sizes
+	types         uint32 // the type section's count (0 before it)
+}
+
+// typeIndex reads a type index, which must name one of the types the
+// type section declared: wazero looks up a function's type by its index
+// before it validates that function (a call to a function whose type
+// index is out of range made its validator panic), so an index out of
+// range is refused here, for functions, imported functions and tags
+// alike. The type section precedes every section that names a type
+// (wazero refuses any other order), so its count is known by then.
+func (m *module) typeIndex(r *reader, what string) error {
+	at := r.Offset()
+	idx, err := r.U32()
+	if err == nil && idx >= m.types {
+		err = &Error{at, fmt.Sprintf("%s of type index %d, out of range (%d types)", what, idx, m.types)}
+	}
+	return err
 }
 
 func (m *module) section(id byte, r *reader) error {
+	start := r.Pos
 	switch id {
 	case 0: // custom
 		name, err := r.Name()
@@ -100,6 +118,12 @@ func (m *module) section(id byte, r *reader) error {
 		}
 		return nil
 	case 1: // type
+		n, err := r.Count(MaxTypes, "types")
+		if err != nil {
+			return err
+		}
+		m.types = n
+		r.Pos = start
 		return r.vec(MaxTypes, "types", func() error {
 			form, err := r.Byte()
 			if err != nil {
@@ -114,9 +138,14 @@ func (m *module) section(id byte, r *reader) error {
 			return r.vec(MaxResults, "results", r.ValueType)
 		})
 	case 2: // import
-		return r.Imports(MaxImports, func(wasmbin.Import) error { return nil })
+		return r.Imports(MaxImports, func(im wasmbin.Import) error {
+			if (im.Kind == wasmbin.ImportFunc || im.Kind == wasmbin.ImportTag) && im.Index >= m.types {
+				return &Error{im.Offset, fmt.Sprintf("an import of type index %d, out of range (%d types)", im.Index, m.types)}
+			}
+			return nil
+		})
 	case 3: // function
-		return r.skipVec(MaxFunctions, "functions")
+		return r.vec(MaxFunctions, "functions", func() error { return m.typeIndex(r, "a function") })
 	case 4: // table
 		return r.vec(MaxTables, "tables", func() error {
 			if err := r.RefType(); err != nil {
@@ -217,8 +246,7 @@ func (m *module) section(id byte, r *reader) error {
 			if _, err := r.Byte(); err != nil {
 				return err
 			}
-			_, err := r.U32()
-			return err
+			return m.typeIndex(r, "a tag")
 		})
 	}
 	return r.Fail(fmt.Sprintf("unknown section id %d", id))

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime/metrics"
@@ -81,6 +82,94 @@ func TestCheckRefusesCrafted(t *testing.T) {
 	}
 }
 
+// compile compiles wasm with wazero and returns its error, or the panic
+// it raised as an error that says so.
+func compile(ctx context.Context, r wazero.Runtime, wasm []byte) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("wazero panicked: %v", p)
+		}
+	}()
+	c, err := r.CompileModule(ctx, wasm)
+	if err == nil {
+		c.Close(ctx)
+	}
+	return err
+}
+
+// TestCheckRefusesTypeIndexes: a type index out of range is refused
+// where Check reads it (the function, import and tag sections); one in a
+// function body, which Check does not decode, wazero refuses with an
+// error before it uses it. A call to a function whose type index is out
+// of range made wazero's validator panic (index out of range) before it
+// got to that function's own check; the module is now refused first.
+func TestCheckRefusesTypeIndexes(t *testing.T) {
+	types := sec(1, 1, 0x60, 0, 0) // one type: () -> ()
+	table := sec(4, 1, 0x70, 0, 1)
+	code := func(bodies ...[]byte) []byte {
+		b := leb(uint64(len(bodies)))
+		for _, body := range bodies {
+			b = append(append(b, leb(uint64(len(body)))...), body...)
+		}
+		return sec(10, b...)
+	}
+	cases := []struct {
+		name   string
+		wasm   []byte
+		check  string // Check's refusal, "" when it accepts
+		wazero string // wazero's error when Check accepts, "" when it compiles
+	}{
+		{"in range", mod(types, sec(3, 2, 0, 0), code([]byte{0, 0x10, 1, 0x0b}, []byte{0, 0x0b})), "", ""},
+		{"function", mod(types, sec(3, 1, 5), code([]byte{0, 0x0b})),
+			"a function of type index 5, out of range (1 types) (at byte 17)", ""},
+		// The module that made wazero panic: function 0 calls function 1,
+		// whose type wazero looked up before checking its index.
+		{"called function", mod(types, sec(3, 2, 0, 5), code([]byte{0, 0x10, 1, 0x0b}, []byte{0, 0x0b})),
+			"a function of type index 5, out of range (1 types)", ""},
+		{"large index", mod(types, sec(3, 2, 0, 0xff, 0xff, 0xff, 0xff, 0x0f), code([]byte{0, 0x10, 1, 0x0b}, []byte{0, 0x0b})),
+			"a function of type index 4294967295, out of range (1 types)", ""},
+		{"no type section", mod(sec(3, 1, 0), code([]byte{0, 0x0b})),
+			"a function of type index 0, out of range (0 types)", ""},
+		{"function section before the type section", mod(sec(3, 1, 0), types, code([]byte{0, 0x0b})),
+			"a function of type index 0, out of range (0 types)", ""},
+		{"imported function", mod(types, sec(2, 1, 1, 'a', 1, 'b', 0, 1)),
+			"an import of type index 1, out of range (1 types) (at byte 17)", ""},
+		{"imported tag", mod(types, sec(2, 1, 1, 'a', 1, 'b', 4, 0, 3)),
+			"an import of type index 3, out of range (1 types)", ""},
+		{"tag", mod(types, sec(13, 1, 0, 2)), "a tag of type index 2, out of range (1 types)", ""},
+		{"call_indirect", mod(types, sec(3, 1, 0), table, code([]byte{0, 0x41, 0, 0x11, 7, 0, 0x0b})),
+			"", "invalid type index at call_indirect: 7"},
+		{"block type", mod(types, sec(3, 1, 0), code([]byte{0, 0x02, 7, 0x0b, 0x0b})),
+			"", "type index out of range: 7"},
+		{"loop type", mod(types, sec(3, 1, 0), code([]byte{0, 0x03, 7, 0x0b, 0x0b})),
+			"", "type index out of range: 7"},
+		{"if type", mod(types, sec(3, 1, 0), code([]byte{0, 0x41, 0, 0x04, 7, 0x0b, 0x0b})),
+			"", "type index out of range: 7"},
+	}
+	ctx := context.Background()
+	r := wazero.NewRuntime(ctx)
+	defer r.Close(ctx)
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			err := Check(c.wasm)
+			if c.check != "" {
+				var e *Error
+				if !errors.As(err, &e) || !strings.Contains(err.Error(), c.check) {
+					t.Fatalf("Check = %v; want a refusal with %q", err, c.check)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("Check = %v", err)
+			}
+			err = compile(ctx, r, c.wasm)
+			if c.wazero == "" && err != nil || c.wazero != "" && (err == nil || !strings.Contains(err.Error(), c.wazero)) {
+				t.Fatalf("wazero: %v; want %q", err, c.wazero)
+			}
+		})
+	}
+}
+
 // Valid modules pass: the bundled plugins when they are built, and a
 // module using every section.
 func TestCheckAccepts(t *testing.T) {
@@ -144,6 +233,9 @@ func FuzzCheck(f *testing.F) {
 		f.Add(c.wasm)
 	}
 	f.Add(mod(sec(1, 1, 0x60, 0, 0), sec(3, 1, 0), sec(10, 1, 2, 0, 0x0b)))
+	// Function 0 calls function 1 (of type 0 here): a type index out of
+	// range in its place made wazero's validator panic.
+	f.Add(mod(sec(1, 1, 0x60, 0, 0), sec(3, 2, 0, 0), sec(10, 2, 4, 0, 0x10, 1, 0x0b, 2, 0, 0x0b)))
 	ctx := context.Background()
 	r := wazero.NewRuntime(ctx)
 	defer r.Close(ctx)
@@ -152,8 +244,8 @@ func FuzzCheck(f *testing.F) {
 			return
 		}
 		before := allocated()
-		if c, err := r.CompileModule(ctx, wasm); err == nil {
-			c.Close(ctx)
+		if err := compile(ctx, r, wasm); err != nil && strings.HasPrefix(err.Error(), "wazero panicked") {
+			t.Fatalf("a %d-byte module Check accepted: %v", len(wasm), err)
 		}
 		if n := allocated() - before; n > compileBound {
 			t.Fatalf("compiling a %d-byte module Check accepted allocated %d bytes", len(wasm), n)
@@ -211,7 +303,7 @@ func TestCheckForms(t *testing.T) {
 		{"data form 1 (passive)", mod(sec(11, 1, 1, 2, 'h', 'i')), ""},
 		{"data form 2 (memory index)", mod(sec(11, 1, 2, 0, 0x41, 0, 0x0b, 1, 'x')), ""},
 		{"data form 3", mod(sec(11, 1, 3)), "data segment form 3"},
-		{"tag section", mod(sec(13, 1, 0, 0)), ""},
+		{"tag section", mod(sec(1, 1, 0x60, 0, 0), sec(13, 1, 0, 0)), ""},
 		{"start section", mod(sec(8, 0)), ""},
 		{"unknown section", mod(sec(14)), "unknown section id 14"},
 		{"type form", mod(sec(1, 1, 0x5f)), "type form 0x5f"},

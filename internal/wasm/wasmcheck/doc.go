@@ -38,6 +38,15 @@
 //     misread. (Check once read an element segment's typed reference
 //     as one byte, took its heap type for a count of none, and passed
 //     a 39-byte module whose real count made wazero reserve 24 GB.)
+//   - Every type index Check reads, a function's, an imported function's
+//     or tag's, a tag's, names a type of the type section. wazero looks
+//     up a function's type by that index before it validates the
+//     function (when it validates a call to it), and a module whose
+//     function 0 called a function of type index 5, with one type, made
+//     its validator panic. Indexes inside function bodies (call_indirect's
+//     type, block types, function, table, memory, global indexes), in
+//     exports, element segments and the start section, wazero checks
+//     before it uses them; Check does not decode function bodies.
 //   - Check is a structural pre-filter, not a validator: it accepts
 //     modules wazero will refuse, and refuses what it cannot read (an
 //     unknown section, element or data form, constant-expression opcode,
