@@ -54,15 +54,23 @@
 //     complete states no status: the run is ok, or error when an error
 //     came (Goose can print error and then complete); a run cut before
 //     complete is incomplete, by the host's rule for a terminal format.
-//     The stream names no session, working directory or prompt (goose run
-//     prints neither its -t text nor the session id there; without
-//     --quiet a text banner, counted unmapped, precedes the events).
-//     goose run writes the same session into sessions.db (unless
-//     --no-session), and nothing ties the two: a run recorded from the
-//     stream and the one twasm sync archives from the database both
-//     count the session's tokens. A stream whose complete states the
-//     counters (its usage) says so in a warning (twiceWarning); the
-//     json output reports no usage, so counts nothing twice.
+//     The events name no session, working directory or prompt (goose
+//     run prints neither its -t text nor the session id there). Without
+//     --quiet a text banner precedes them (session/output.rs,
+//     display_session_info; banner): "starting session | provider: P
+//     model: M" ("resuming session |", "running without session |"),
+//     "    session id: ID" and "    working directory: DIR", dim on a
+//     terminal (the escapes left out): the id and directory are the
+//     step's, the lines known, not unmapped. goose run writes the same
+//     session into sessions.db (unless --no-session): a run whose banner
+//     named the session states its id, which ties it to the run twasm
+//     sync archives from the database, and the host counts the session
+//     once, there (views.Superseded). A stream with no banner (--quiet)
+//     names nothing to tie them: where its complete states the counters
+//     (its usage), a warning says both runs count them (twiceWarning).
+//     A resumed session's counters hold its earlier runs' too: a
+//     warning says so (resumedWarning). The json output reports no
+//     usage, so counts nothing twice.
 //   - "json": goose run --output-format json (session/mod.rs,
 //     JsonOutput), one pretty-printed document printed when the run ends
 //     (reassembled, sdk.Plugin.Reassemble): {messages, metadata:

@@ -135,6 +135,10 @@ type normalizer struct {
 	// output; st is what it keeps between lines (stream.go).
 	isStream bool
 	st       stream
+	// bannerSession is the session id goose run's banner named (stream.go,
+	// banner); resumed says the banner said the run resumed a session.
+	bannerSession string
+	resumed       bool
 }
 
 // lineNames are the members of a line's object Line and row read, in the
@@ -168,7 +172,7 @@ const (
 func (n *normalizer) Line(l *sdk.Line, out *sdk.Out) error {
 	v := l.JSON()
 	if v.Kind() != abi.KindObject {
-		if len(sdk.TrimSpace(l.Raw)) > 0 {
+		if len(sdk.TrimSpace(l.Raw)) > 0 && !n.banner(l.Raw, out) {
 			out.Unmapped(sdk.S("non_json"))
 		}
 		return nil

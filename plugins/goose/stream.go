@@ -2,6 +2,7 @@ package goose
 
 import (
 	"strconv"
+	"strings"
 
 	"github.com/twasm/twasm/abi"
 	"github.com/twasm/twasm/abi/sdk"
@@ -145,11 +146,66 @@ func (n *normalizer) closeStream(out *sdk.Out) {
 
 // twiceWarning says what the stream's figures share with the store:
 // goose run writes its session into sessions.db, and its stream names
-// neither the session nor its id, so nothing ties the recorded run to
-// the run twasm sync archives from the database. Both count the
-// session's tokens; the warning says so rather than let usage add them
-// silently.
-const twiceWarning = "goose run's stream names no session: the same session is in Goose's sessions.db, and twasm sync archives it as a run of its own, whose figures hold these tokens too (twasm usage counts them in both runs; goose run --no-session keeps the session out of the database)"
+// neither the session nor its id (--quiet leaves out the banner that
+// names it), so nothing ties the recorded run to the run twasm sync
+// archives from the database. Both count the session's tokens; the
+// warning says so rather than let usage add them silently. A stream
+// whose banner names the session states its id: the host counts the
+// session once, in the database's run (views.Superseded).
+const twiceWarning = "goose run's stream names no session (goose run --quiet prints no banner naming it): the same session is in Goose's sessions.db, and twasm sync archives it as a run of its own, whose figures hold these tokens too (twasm usage counts them in both runs; goose run without --quiet names the session, and twasm then counts it once; goose run --no-session keeps the session out of the database)"
+
+// resumedWarning says that a resumed session's counters are not the
+// run's own: Goose states the session's accumulated counters.
+const resumedWarning = "goose run resumed a session: its counters are the session's, earlier runs included (the stream states no figures of this run alone)"
+
+// banner reads a line goose run prints before its events unless --quiet
+// (goose-cli's session/output.rs, display_session_info): "starting
+// session | provider: P model: M" ("resuming session |", "running without
+// session |"), "    session id: ID" and "    working directory: DIR",
+// in dim text where stdout is a terminal (its escapes are left out). The
+// session id and directory are the step's; false for any other line,
+// or once the events began.
+func (n *normalizer) banner(raw []byte, out *sdk.Out) bool {
+	if n.meta {
+		return false
+	}
+	line := strings.TrimSpace(stripEscapes(string(raw)))
+	switch {
+	case strings.HasPrefix(line, "resuming session |"):
+		n.resumed = true
+	case strings.HasPrefix(line, "starting session |"), strings.HasPrefix(line, "running without session |"):
+	case strings.HasPrefix(line, "session id: ") && n.bannerSession == "":
+		n.bannerSession = strings.TrimSpace(strings.TrimPrefix(line, "session id: "))
+		out.Meta(sdk.Meta{SessionID: sdk.S(n.bannerSession)})
+	case strings.HasPrefix(line, "working directory: "):
+		out.Meta(sdk.Meta{Cwd: sdk.S(strings.TrimSpace(strings.TrimPrefix(line, "working directory: ")))})
+	default:
+		return false
+	}
+	out.Ignored(sdk.S("banner"))
+	return true
+}
+
+// stripEscapes leaves out the terminal's CSI escape sequences (ESC [
+// parameters, a final byte from @ to ~) of s.
+func stripEscapes(s string) string {
+	if !strings.Contains(s, "\x1b") {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == 0x1b && i+1 < len(s) && s[i+1] == '[' {
+			j := i + 2
+			for j < len(s) && (s[j] < 0x40 || s[j] > 0x7e) {
+				j++
+			}
+			i = j
+			continue
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
 
 // complete handles the complete event: the run's end. Its token counts
 // are the session's, as Goose stores them (its accumulated counters:
@@ -160,7 +216,12 @@ const twiceWarning = "goose run's stream names no session: the same session is i
 func (n *normalizer) complete(v abi.Value, out *sdk.Out) {
 	if u, ok := countersOf(v, streamCounters); ok {
 		out.Usage(u, sdk.ModeSet)
-		out.Warn(twiceWarning)
+		if n.bannerSession == "" {
+			out.Warn(twiceWarning)
+		}
+		if n.resumed {
+			out.Warn(resumedWarning)
+		}
 	} else if t, ok := v.Get("total_tokens").Int(); ok {
 		out.Warn("Goose stated only a total of " + strconv.FormatInt(t, 10) + " tokens for this run, no input or output: no usage is reported")
 	}
