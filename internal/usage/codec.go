@@ -22,7 +22,7 @@ import (
 // is there and bits 1 to 8 which of its figures are, then those figures.
 // Another version, bytes left over or a length past the end are an
 // error: the caller makes the ledger from its transcript again.
-const codecVersion = 3
+const codecVersion = 4
 
 // errCodec is a ledger encoding this twasm cannot read.
 var errCodec = errors.New("usage: ledger encoding damaged")
@@ -51,6 +51,15 @@ func (l *Ledger) MarshalBinary() ([]byte, error) {
 	e.strs(l.Children)
 	e.strs(l.Supersedes)
 	e.str(l.SupersededBy)
+	flags := byte(0)
+	if l.Archived {
+		flags |= 1
+	}
+	if l.Unkeyed {
+		flags |= 2
+	}
+	e.b = append(e.b, flags)
+	e.strs(l.Sessions)
 	e.str(l.Prices)
 	e.int(int64(len(l.Rows)))
 	for i := range l.Rows {
@@ -104,7 +113,10 @@ func (l *Ledger) UnmarshalBinary(b []byte) error {
 	}
 	l.Project, l.RenormalizedFrom, l.SupersedesRuns = d.str(), d.str(), d.strs()
 	l.Children, l.Supersedes = d.strs(), d.strs()
-	l.SupersededBy, l.Prices = d.str(), d.str()
+	l.SupersededBy = d.str()
+	flags := d.byte()
+	l.Archived, l.Unkeyed, l.Sessions = flags&1 != 0, flags&2 != 0, d.strs()
+	l.Prices = d.str()
 	if n := d.count(); n > 0 {
 		l.Rows = make([]Row, n)
 		for i := range l.Rows {

@@ -23,7 +23,10 @@
 //
 //   - A session is counted once: a run a renormalize rebuild stands for
 //     (views.Superseded) is left out, and so is a run another supersedes
-//     and its own child runs, as stats and ls leave them out.
+//     and its own child runs, as stats and ls leave them out; a run
+//     recorded from an agent's output whose sessions a run archived from
+//     the agent's store holds (Ledger.Sessions, Ledger.Archived:
+//     views.Superseded) is counted in that run only.
 //   - Every grouping counts the same rows, and each row's cost is rounded
 //     to micro-dollars before it is summed: the groups of any grouping
 //     add up to the same total, to the micro-dollar.

@@ -40,6 +40,12 @@ type Ledger struct {
 	// superseded run's usage is counted in the run that supersedes it.
 	Supersedes   []string `json:"supersedes,omitempty"`
 	SupersededBy string   `json:"superseded_by,omitempty"`
+	// Archived, Sessions and Unkeyed are as views.RunHead has them: a
+	// recorded run whose sessions a run archived from the agent's store
+	// holds is counted in that run (views.Superseded).
+	Archived bool     `json:"archived,omitempty"`
+	Sessions []string `json:"sessions,omitempty"`
+	Unkeyed  bool     `json:"unkeyed,omitempty"`
 	// Prices is the version of the table the rows were priced with.
 	Prices string `json:"prices"`
 	Rows   []Row  `json:"rows,omitempty"`
@@ -135,7 +141,8 @@ func LedgerOf(run *views.Run, tbl *prices.Table) *Ledger {
 	n := views.BuildRun(run)
 	c := views.CountRun(run)
 	l := &Ledger{RunID: n.RunID, ParentRunID: n.ParentRunID, Name: views.DisplayName(views.RunHead{Name: n.Name, Title: n.Title, AutoName: n.AutoName}),
-		Started: n.Started, Project: n.Project, RenormalizedFrom: n.RenormalizedFrom, SupersedesRuns: n.SupersedesRuns, Supersedes: c.Supersedes, SupersededBy: c.SupersededBy, Prices: tbl.Version()}
+		Started: n.Started, Project: n.Project, RenormalizedFrom: n.RenormalizedFrom, SupersedesRuns: n.SupersedesRuns, Supersedes: c.Supersedes, SupersededBy: c.SupersededBy,
+		Archived: n.Archived, Sessions: n.Sessions, Unkeyed: n.Unkeyed, Prices: tbl.Version()}
 	n.Walk(func(s *views.StepNode, _ int) bool {
 		if s.ChildRunID != "" && !slices.Contains(l.Children, s.ChildRunID) {
 			l.Children = append(l.Children, s.ChildRunID)

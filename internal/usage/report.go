@@ -236,7 +236,8 @@ func Build(src Sources, table string, opt Options) (*Report, error) {
 			rep.Unreadable = append(rep.Unreadable, Unreadable{RunID: id, Error: why})
 			continue
 		}
-		heads[id] = views.RunHead{RunID: l.RunID, RenormalizedFrom: l.RenormalizedFrom, SupersedesRuns: l.SupersedesRuns}
+		heads[id] = views.RunHead{RunID: l.RunID, ParentRunID: l.ParentRunID, RenormalizedFrom: l.RenormalizedFrom, SupersedesRuns: l.SupersedesRuns,
+			SupersededBy: l.SupersededBy, Archived: l.Archived, Sessions: l.Sessions, Unkeyed: l.Unkeyed}
 	}
 	modTime := src.ModTime
 	if modTime == nil {

@@ -79,6 +79,14 @@
 //     names ended runs it holds again stands for them
 //     (RunNode.SupersedesRuns: an agent's session archived from one of
 //     its stores and ended before its other store's copy was archived).
+//     A run recorded from an agent's output (twasm record: claude -p,
+//     codex exec --json, goose run), whose every agent step names a
+//     session (provider and session id, RunNode.Sessions) that a run
+//     archived from the agent's own store holds (RunNode.Archived: twasm
+//     sync or import), stands for nothing: the agent wrote those turns
+//     to its store too, and the archived run holds them with the rest of
+//     the session. A recorded run the store does not hold, or with a step
+//     naming no session, still counts.
 //
 // Kept from twasm's own view rather than the others: markdown that is
 // safe to paste (fences longer than any backtick run in the text), the

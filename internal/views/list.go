@@ -33,15 +33,22 @@ type RunHead struct {
 	SupersedesRuns []string `json:"supersedes_runs,omitempty"`
 	// SupersededBy is the run that holds again what this one holds
 	// (RunNode.SupersededBy).
-	SupersededBy string     `json:"superseded_by,omitempty"`
-	Error        string     `json:"error,omitempty"`
-	Started      *time.Time `json:"started,omitempty"`
-	DurationMS   *int64     `json:"duration_ms,omitempty"`
+	SupersededBy string `json:"superseded_by,omitempty"`
+	// Archived, Sessions and Unkeyed are as RunNode has them: they tie a
+	// run recorded from an agent's output to the run archived from the
+	// agent's store that holds the same session again (Superseded).
+	Archived   bool       `json:"archived,omitempty"`
+	Sessions   []string   `json:"sessions,omitempty"`
+	Unkeyed    bool       `json:"unkeyed,omitempty"`
+	Error      string     `json:"error,omitempty"`
+	Started    *time.Time `json:"started,omitempty"`
+	DurationMS *int64     `json:"duration_ms,omitempty"`
 }
 
 func headOf(n *RunNode) RunHead {
 	return RunHead{RunID: n.RunID, ParentRunID: n.ParentRunID, Name: n.Name, Title: n.Title, AutoName: n.AutoName, Project: n.Project, Status: n.Status, Open: n.Open,
-		RenormalizedFrom: n.RenormalizedFrom, SupersedesRuns: n.SupersedesRuns, SupersededBy: n.SupersededBy, Error: n.Error, Started: n.Started, DurationMS: n.DurationMS}
+		RenormalizedFrom: n.RenormalizedFrom, SupersedesRuns: n.SupersedesRuns, SupersededBy: n.SupersededBy,
+		Archived: n.Archived, Sessions: n.Sessions, Unkeyed: n.Unkeyed, Error: n.Error, Started: n.Started, DurationMS: n.DurationMS}
 }
 
 // RunSummary is one line of the run listing (twasm ls): a run with its

@@ -342,10 +342,19 @@ func TreeTime(files func(id string) []string) func(id string) time.Time {
 // unless A's tree was written after B's (a sync kept archiving the
 // session into A, or into a sub-agent file's child run of A, after the
 // rebuild): then B is superseded by A. Of a chain of rebuilds only the
-// newest stands. heads are the listed runs by id; modTime is when a run's
-// tree was last written (its file's and its child runs' latest time).
+// newest stands. A top-level run recorded from an agent's output (twasm
+// record: not Archived, nor rebuilt from an archived run) whose agent
+// steps each name a session (none Unkeyed) that a listed top-level run
+// archived from the agent's store holds (the same provider and session
+// id, RunHead.Sessions; that run not ended superseded) is superseded by
+// it: the agent wrote the session to its store too (claude -p, codex
+// exec, goose run, ...), and the archived run holds the recorded turns
+// again, with every other turn of the session. heads are the listed runs
+// by id; modTime is when a run's tree was last written (its file's and
+// its child runs' latest time).
 func Superseded(heads map[string]RunHead, modTime func(id string) time.Time) map[string]bool {
 	out := map[string]bool{}
+	recordedAgain(heads, out)
 	for id, h := range heads {
 		for _, old := range h.SupersedesRuns {
 			if _, ok := heads[old]; ok && old != id {
@@ -372,4 +381,43 @@ func Superseded(heads map[string]RunHead, modTime func(id string) time.Time) map
 		}
 	}
 	return out
+}
+
+// recordedAgain marks in out the recorded runs of heads that a run
+// archived from the agent's store holds again (see Superseded).
+func recordedAgain(heads map[string]RunHead, out map[string]bool) {
+	archived := func(h RunHead) bool {
+		if h.Archived {
+			return true
+		}
+		from, ok := heads[h.RenormalizedFrom]
+		return ok && h.RenormalizedFrom != h.RunID && from.Archived
+	}
+	var held map[string]bool // session keys an archived top-level run holds
+	for _, h := range heads {
+		if h.ParentRunID != "" || h.SupersededBy != "" || len(h.Sessions) == 0 || !archived(h) {
+			continue
+		}
+		if held == nil {
+			held = map[string]bool{}
+		}
+		for _, k := range h.Sessions {
+			held[k] = true
+		}
+	}
+	if held == nil {
+		return
+	}
+	for id, h := range heads {
+		if h.ParentRunID != "" || h.Unkeyed || len(h.Sessions) == 0 || archived(h) {
+			continue
+		}
+		all := true
+		for _, k := range h.Sessions {
+			all = all && held[k]
+		}
+		if all {
+			out[id] = true
+		}
+	}
 }

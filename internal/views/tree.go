@@ -49,17 +49,26 @@ type RunNode struct {
 	// holds (run.completed's lifecycle.SupersededByField: a sub-agent's
 	// file an older twasm archived as a session of its own, an archive
 	// left interrupted); "" otherwise.
-	SupersededBy string     `json:"superseded_by,omitempty"`
-	Error        string     `json:"error,omitempty"`
-	Schema       string     `json:"schema,omitempty"`
-	Producer     string     `json:"producer,omitempty"`
-	Started      *time.Time `json:"started,omitempty"`
-	Completed    *time.Time `json:"completed,omitempty"`
-	DurationMS   *int64     `json:"duration_ms,omitempty"`
-	Finished     bool       `json:"finished"`
-	Events       int        `json:"events"`
-	Tools        int        `json:"tools"`
-	Dangling     int        `json:"dangling"`
+	SupersededBy string `json:"superseded_by,omitempty"`
+	// Archived says run.started names the agent's session it archives
+	// (SessionSourceField: twasm sync, import), and Sessions are the
+	// agent sessions its agent steps' results name (SessionKey: provider
+	// and session id, each once); Unkeyed says one of its agent steps
+	// names no session. They tie a run recorded from an agent's output to
+	// the run archived from the agent's own store (Superseded).
+	Archived   bool       `json:"archived,omitempty"`
+	Sessions   []string   `json:"sessions,omitempty"`
+	Unkeyed    bool       `json:"unkeyed,omitempty"`
+	Error      string     `json:"error,omitempty"`
+	Schema     string     `json:"schema,omitempty"`
+	Producer   string     `json:"producer,omitempty"`
+	Started    *time.Time `json:"started,omitempty"`
+	Completed  *time.Time `json:"completed,omitempty"`
+	DurationMS *int64     `json:"duration_ms,omitempty"`
+	Finished   bool       `json:"finished"`
+	Events     int        `json:"events"`
+	Tools      int        `json:"tools"`
+	Dangling   int        `json:"dangling"`
 	// Usage is the run's own token usage (RunUsage): its sub-runs' is in
 	// SubRuns, and the two together in Totals.
 	Usage *transcript.Usage `json:"usage,omitempty"`
@@ -302,6 +311,18 @@ func BuildRun(run *Run) *RunNode {
 	}
 	n.Dangling = len(pairs.Dangling())
 	n.AutoName = IsAutoName(n.Name, archived)
+	n.Archived = archived
+	n.Walk(func(s *StepNode, _ int) bool {
+		if s.Agent == nil {
+			return true
+		}
+		if s.Agent.SessionID == "" {
+			n.Unkeyed = true
+		} else if k := SessionKey(s.Agent.Provider, s.Agent.SessionID); !slices.Contains(n.Sessions, k) {
+			n.Sessions = append(n.Sessions, k)
+		}
+		return true
+	})
 	n.Usage = RunUsage(run)
 	n.DurationMS = durationMS(n.Started, n.Completed)
 	if !n.Finished && archived && len(open) == 0 && lastPart != nil {
@@ -364,6 +385,10 @@ func RunUsage(run *Run) *transcript.Usage {
 	}
 	return u
 }
+
+// SessionKey names an agent session across runs: the provider and the
+// session id its results state.
+func SessionKey(provider, session string) string { return provider + "\x00" + session }
 
 // RenormalizedFromField is the run.started payload field with which a
 // run rebuilt by twasm renormalize names the run it was rebuilt from.

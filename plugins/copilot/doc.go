@@ -188,8 +188,14 @@
 // then they add); per-call figures count until a shutdown covers them,
 // and stand when none does (a process that died). The sum is reported in
 // "set" mode, so nothing is counted twice. inputTokens is every input
-// token, cache reads and writes included. A stream with neither gives the
-// sum of the messages' outputTokens. premiumRequests is not a cost in USD
+// token, cache reads and writes included. A shutdown's totals count the
+// sub-agents' calls too (in real logs its outputTokens is the sum of
+// every message's, the sub-agents' included), and each sub-agent's
+// messages, with their outputTokens, are its child run's, counted there:
+// their outputTokens are left out of the step's output, so the session
+// counts them once (its input, cache and reasoning, which no message
+// splits, stay the step's). A stream with neither gives the sum of the
+// main agent's messages' outputTokens. premiumRequests is not a cost in USD
 // and is not reported.
 //
 // Status and errors. session.error, model.call_failure,

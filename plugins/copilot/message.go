@@ -222,7 +222,7 @@ func (n *normalizer) assistantMessage(d abi.Value, ts sdk.Str, out *sdk.Out) {
 	}
 	var e sdk.MessageEnd
 	e.Usage.Output = sdk.IntOf(d.Get("outputTokens"))
-	n.usage.messageOutput(e.Usage.Output)
+	n.usage.messageOutput(e.Usage.Output, m.scope != nil)
 	n.closeMsg(m, e, out)
 	if id := d.Get("messageId"); id.Kind() == abi.KindString && !id.Is("") {
 		n.done[id.String()] = true

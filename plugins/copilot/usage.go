@@ -21,7 +21,11 @@ type usageTotals struct {
 	calls    sdk.Usage    // assistant.usage since the last shutdown
 	orphans  sdk.Usage    // per-call figures no shutdown covered (a process that died)
 	messages sdk.Int      // outputTokens of assistant messages, the fallback
-	any      bool         // assistant.usage or a shutdown was seen
+	// sub is the outputTokens of the sub-agents' messages: their child
+	// runs count them (spec §6.10), and the shutdown's totals, which
+	// count every call of the session, theirs too, leave them out.
+	sub sdk.Int
+	any bool // assistant.usage or a shutdown was seen
 }
 
 // modelTotal is one model's figures: closed are the counters that
@@ -45,13 +49,32 @@ func figures(u abi.Value) sdk.Usage {
 	}
 }
 
-// total is the step's usage so far.
+// total is the step's usage so far. A shutdown's totals count the
+// sub-agents' calls too (a real log's modelMetrics outputTokens is the
+// sum of every message's, the sub-agents' included), which their child
+// runs count from their messages: their output is left out of the
+// step's, so the session's tokens count once. Per-call figures alone
+// (no shutdown) are kept as stated: no capture shows whether Copilot
+// writes assistant.usage for a sub-agent's calls.
 func (t *usageTotals) total() sdk.Usage {
 	u := t.orphans.Plus(t.calls)
 	for _, m := range t.models {
 		u = u.Plus(m.closed).Plus(m.last)
 	}
+	if len(t.models) > 0 {
+		u.Output = less(u.Output, t.sub)
+	}
 	return u
+}
+
+// less is a minus b, when both are set and a holds b; else a as it is.
+func less(a, b sdk.Int) sdk.Int {
+	x, okA := a.Value()
+	y, okB := b.Value()
+	if !okA || !okB || y > x {
+		return a
+	}
+	return sdk.N(x - y)
 }
 
 // call adds one assistant.usage event; it reports whether it reported
@@ -131,10 +154,17 @@ func (t *usageTotals) segment() {
 }
 
 // messageOutput notes a message's outputTokens, the only figure a stream
-// without usage events states.
-func (t *usageTotals) messageOutput(n sdk.Int) { t.messages = t.messages.Plus(n) }
+// without usage events states; sub says the message is a sub-agent's.
+func (t *usageTotals) messageOutput(n sdk.Int, sub bool) {
+	if sub {
+		t.sub = t.sub.Plus(n)
+		return
+	}
+	t.messages = t.messages.Plus(n)
+}
 
-// end reports the fallback: the sum of per-message output tokens.
+// end reports the fallback: the sum of the main agent's per-message
+// output tokens (the sub-agents' count in their child runs).
 func (t *usageTotals) end(out *sdk.Out) {
 	if !t.any {
 		out.Usage(sdk.Usage{Output: t.messages}, sdk.ModeSet)

@@ -30,7 +30,9 @@ func (u copilotUsage) list() [5]int64 {
 // its counters went down (a count that started again: the figures before
 // are added); the models' figures are summed. inputTokens holds the cache
 // reads and writes. A log with no shutdown states only its messages'
-// outputTokens.
+// outputTokens. The sub-agents' messages (agentId on the line, or
+// parentToolCallId) are their child runs', whose tokens the shutdown
+// counts too: their outputTokens are not the step's.
 func TestSessionUsageMatchesRaw(t *testing.T) {
 	plugintest.UsageSide{
 		Plugin: copilot.Plugin, Provider: "copilot",
@@ -45,14 +47,16 @@ func rawCopilotUsage(t *testing.T, _ string, raw []byte) plugintest.RawUsage {
 	type model struct{ base, cur [5]int64 }
 	models := map[string]*model{}
 	shutdowns := 0
-	var msgOutput int64
+	var msgOutput, subOutput int64
 	sc := bufio.NewScanner(bytes.NewReader(raw))
 	sc.Buffer(nil, 64<<20)
 	for sc.Scan() {
 		var e struct {
-			Type string `json:"type"`
-			Data struct {
-				ModelMetrics map[string]struct {
+			Type    string `json:"type"`
+			AgentID string `json:"agentId"`
+			Data    struct {
+				ParentToolCallID string `json:"parentToolCallId"`
+				ModelMetrics     map[string]struct {
 					Usage copilotUsage `json:"usage"`
 				} `json:"modelMetrics"`
 				OutputTokens int64 `json:"outputTokens"`
@@ -65,7 +69,11 @@ func rawCopilotUsage(t *testing.T, _ string, raw []byte) plugintest.RawUsage {
 		case "assistant.usage":
 			t.Fatal("a capture with per-call usage: count it here as the plugin's doc says")
 		case "assistant.message":
-			msgOutput += e.Data.OutputTokens
+			if e.AgentID != "" || e.Data.ParentToolCallID != "" {
+				subOutput += e.Data.OutputTokens
+			} else {
+				msgOutput += e.Data.OutputTokens
+			}
 		case "session.shutdown":
 			shutdowns++
 			for name, mm := range e.Data.ModelMetrics {
@@ -100,6 +108,7 @@ func rawCopilotUsage(t *testing.T, _ string, raw []byte) plugintest.RawUsage {
 			want[i] += m.base[i] + m.cur[i]
 		}
 	}
+	want[3] -= subOutput
 	uncached := want[0] - want[1] - want[2]
 	return plugintest.RawUsage{Stated: true, Want: transcript.Usage{
 		InputTokens: &want[0], CacheReadTokens: &want[1], CacheWriteTokens: &want[2], OutputTokens: &want[3], ReasoningTokens: &want[4], UncachedInputTokens: &uncached,

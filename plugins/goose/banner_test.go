@@ -19,8 +19,7 @@ import (
 // 2025), or, in later builds, "    <id> · <dir>" under "  ● new session ·
 // <provider> <model>" (the id left out for a run without a session,
 // "● ephemeral"). They are the run's session id and working directory;
-// the banner's first line stays unmapped (the events do not follow a
-// banner line any differently). Both were unmapped before: no session id,
+// the banner's header is known too (its provider and model not read). Both were unmapped before: no session id,
 // no cwd.
 func TestBannerSession(t *testing.T) {
 	events := `{"type":"message","message":{"id":null,"role":"user","created":1771715530,"content":[{"type":"text","text":"hi"}],"metadata":{"userVisible":true,"agentVisible":true}}}` + "\n" +
@@ -30,12 +29,12 @@ func TestBannerSession(t *testing.T) {
 		name, banner, session, cwd string
 		unmapped                   int
 	}{
-		{"2025 banner", "starting session | provider: openai model: gpt-4o\n    session id: 20260101_3\n    working directory: /home/me/proj\n", "20260101_3", "/home/me/proj", 1},
-		{"2025 banner, resumed", "resuming session | provider: openai model: gpt-4o\n    session id: 20260101_3\n    working directory: /home/me/my proj\n", "20260101_3", "/home/me/my proj", 1},
-		{"2025 banner, no session", "running without session | provider: openai model: gpt-4o\n    working directory: /home/me/proj\n", "", "/home/me/proj", 1},
-		{"later banner", "\n  ● new session · openai gpt-4o\n    20260101_3 · /home/me/proj\n", "20260101_3", "/home/me/proj", 1},
-		{"later banner, ephemeral", "\n  ● ephemeral · openai gpt-4o\n        /home/me/proj\n", "", "/home/me/proj", 1},
-		{"colours forced", "\x1b[2mstarting session |\x1b[0m \x1b[2mprovider:\x1b[0m openai\n    \x1b[2msession id:\x1b[0m \x1b[36m20260101_3\x1b[0m\n    \x1b[2mworking directory:\x1b[0m \x1b[36m/home/me/proj\x1b[0m\n", "20260101_3", "/home/me/proj", 1},
+		{"2025 banner", "starting session | provider: openai model: gpt-4o\n    session id: 20260101_3\n    working directory: /home/me/proj\n", "20260101_3", "/home/me/proj", 0},
+		{"2025 banner, resumed", "resuming session | provider: openai model: gpt-4o\n    session id: 20260101_3\n    working directory: /home/me/my proj\n", "20260101_3", "/home/me/my proj", 0},
+		{"2025 banner, no session", "running without session | provider: openai model: gpt-4o\n    working directory: /home/me/proj\n", "", "/home/me/proj", 0},
+		{"later banner", "\n  ● new session · openai gpt-4o\n    20260101_3 · /home/me/proj\n", "20260101_3", "/home/me/proj", 0},
+		{"later banner, ephemeral", "\n  ● ephemeral · openai gpt-4o\n        /home/me/proj\n", "", "/home/me/proj", 0},
+		{"colours forced", "\x1b[2mstarting session |\x1b[0m \x1b[2mprovider:\x1b[0m openai\n    \x1b[2msession id:\x1b[0m \x1b[36m20260101_3\x1b[0m\n    \x1b[2mworking directory:\x1b[0m \x1b[36m/home/me/proj\x1b[0m\n", "20260101_3", "/home/me/proj", 0},
 		{"quiet: no banner", "", "", "", 0},
 	}
 	for _, tt := range tests {

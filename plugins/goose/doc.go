@@ -59,17 +59,21 @@
 //     --quiet a text banner precedes them (session/output.rs
 //     display_session_info), which names both: "    session id: <id>"
 //     and "    working directory: <dir>" under "starting session |
-//     provider: ... model: ..." (2025), or "    <id> · <dir>" (the
-//     directory alone for a run without a session) under "  ● new
-//     session · <provider> <model>" in later builds. Those lines are the
-//     run's session id and working directory (Meta, escape sequences
-//     left out); the banner's header is counted unmapped, as "non_json".
-//     goose run writes the same session into sessions.db (unless
-//     --no-session), and nothing ties the two: a run recorded from the
-//     stream and the one twasm sync archives from the database both
-//     count the session's tokens. A stream whose complete states the
-//     counters (its usage) says so in a warning (twiceWarning); the
-//     json output reports no usage, so counts nothing twice.
+//     provider: ... model: ..." ("resuming session |", "running without
+//     session |") (2025), or "    <id> · <dir>" (the directory alone for
+//     a run without a session) under "  ● new session · <provider>
+//     <model>" in later builds. Those lines are the run's session id and
+//     working directory (Meta, escape sequences left out); the banner's
+//     header is known, its provider and model not read. goose run writes the
+//     same session into sessions.db (unless --no-session): a run whose
+//     banner named the session states its id, which ties it to the run
+//     twasm sync archives from the database, and the host counts the
+//     session once, there (views.Superseded). A stream with no banner
+//     (--quiet) names nothing to tie them: where its complete states the
+//     counters (its usage), a warning says both runs count them
+//     (twiceWarning). A resumed session's counters hold its earlier
+//     runs' too: a warning says so (resumedWarning). The json output
+//     reports no usage, so counts nothing twice.
 //   - "json": goose run --output-format json (session/mod.rs,
 //     JsonOutput), one pretty-printed document printed when the run ends
 //     (reassembled, sdk.Plugin.Reassemble): {messages, metadata:

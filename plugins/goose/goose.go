@@ -140,6 +140,10 @@ type normalizer struct {
 	// headEphemeral), whose next line names the session and the working
 	// directory (banner).
 	head int
+	// bannerSession is the session id goose run's banner named (stream.go,
+	// banner); resumed says the banner said the run resumed a session.
+	bannerSession string
+	resumed       bool
 }
 
 // Headers of goose run's later banner (normalizer.head).

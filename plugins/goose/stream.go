@@ -146,11 +146,17 @@ func (n *normalizer) closeStream(out *sdk.Out) {
 
 // twiceWarning says what the stream's figures share with the store:
 // goose run writes its session into sessions.db, and its stream names
-// neither the session nor its id, so nothing ties the recorded run to
-// the run twasm sync archives from the database. Both count the
-// session's tokens; the warning says so rather than let usage add them
-// silently.
-const twiceWarning = "goose run's stream names no session: the same session is in Goose's sessions.db, and twasm sync archives it as a run of its own, whose figures hold these tokens too (twasm usage counts them in both runs; goose run --no-session keeps the session out of the database)"
+// neither the session nor its id (--quiet leaves out the banner that
+// names it), so nothing ties the recorded run to the run twasm sync
+// archives from the database. Both count the session's tokens; the
+// warning says so rather than let usage add them silently. A stream
+// whose banner names the session states its id: the host counts the
+// session once, in the database's run (views.Superseded).
+const twiceWarning = "goose run's stream names no session (goose run --quiet prints no banner naming it): the same session is in Goose's sessions.db, and twasm sync archives it as a run of its own, whose figures hold these tokens too (twasm usage counts them in both runs; goose run without --quiet names the session, and twasm then counts it once; goose run --no-session keeps the session out of the database)"
+
+// resumedWarning says that a resumed session's counters are not the
+// run's own: Goose states the session's accumulated counters.
+const resumedWarning = "goose run resumed a session: its counters are the session's, earlier runs included (the stream states no figures of this run alone)"
 
 // complete handles the complete event: the run's end. Its token counts
 // are the session's, as Goose stores them (its accumulated counters:
@@ -161,7 +167,12 @@ const twiceWarning = "goose run's stream names no session: the same session is i
 func (n *normalizer) complete(v abi.Value, out *sdk.Out) {
 	if u, ok := countersOf(v, streamCounters); ok {
 		out.Usage(u, sdk.ModeSet)
-		out.Warn(twiceWarning)
+		if n.bannerSession == "" {
+			out.Warn(twiceWarning)
+		}
+		if n.resumed {
+			out.Warn(resumedWarning)
+		}
 	} else if t, ok := v.Get("total_tokens").Int(); ok {
 		out.Warn("Goose stated only a total of " + strconv.FormatInt(t, 10) + " tokens for this run, no input or output: no usage is reported")
 	}
@@ -179,9 +190,9 @@ func (n *normalizer) complete(v abi.Value, out *sdk.Out) {
 // ("starting session | provider: ... model: ..."), or the line after
 // the later header ("  ● new session · <provider> <model>"), "    <id> ·
 // <dir>" (for "● ephemeral", a run without a session, the directory
-// alone). Those are the run's session id and working directory (Meta),
-// and ok is true; the headers and any other line are not read (ok
-// false: unmapped). The console crate colours it only on a terminal,
+// alone). Those are the run's session id and working directory (Meta);
+// the headers are known (ignored: their provider and model are not
+// read); ok is true for every banner line, false for any other (unmapped). The console crate colours it only on a terminal,
 // or when forced: escape sequences are left out.
 func (n *normalizer) banner(raw []byte, out *sdk.Out) (ok bool) {
 	line := stripEscapes(raw)
@@ -197,11 +208,21 @@ func (n *normalizer) banner(raw []byte, out *sdk.Out) (ok bool) {
 		case strings.Contains(t, " · "):
 			n.head = headSession
 		}
-		return false
+		out.Ignored(sdk.S("banner"))
+		return true
+	case strings.HasPrefix(t, "resuming session |"):
+		// The stream's counters will hold earlier runs' too.
+		n.resumed = true
+		out.Ignored(sdk.S("banner"))
+		return true
+	case strings.HasPrefix(t, "starting session |"), strings.HasPrefix(t, "running without session |"):
+		out.Ignored(sdk.S("banner"))
+		return true
 	case !indented || t == "":
 		return false
 	case strings.HasPrefix(t, "session id: "):
 		if id := strings.TrimSpace(t[len("session id: "):]); id != "" {
+			n.bannerSession = id
 			out.Meta(sdk.Meta{SessionID: sdk.S(id)})
 			return true
 		}
@@ -215,6 +236,7 @@ func (n *normalizer) banner(raw []byte, out *sdk.Out) (ok bool) {
 		return true
 	case head == headSession:
 		if id, dir, found := strings.Cut(t, " · "); found && id != "" && !strings.ContainsAny(id, " \t") && dir != "" {
+			n.bannerSession = id
 			out.Meta(sdk.Meta{SessionID: sdk.S(id), Cwd: sdk.S(dir)})
 			return true
 		}

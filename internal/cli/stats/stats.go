@@ -254,7 +254,8 @@ func scanStats(opts *Options, runs []string, all bool, sel *selection) (*views.S
 			return nil, err
 		}
 		roots = append(roots, root)
-		heads[root.RunID] = views.RunHead{RunID: root.RunID, RenormalizedFrom: root.RenormalizedFrom, SupersedesRuns: root.SupersedesRuns, SupersededBy: root.SupersededBy}
+		heads[root.RunID] = views.RunHead{RunID: root.RunID, ParentRunID: root.ParentRunID, RenormalizedFrom: root.RenormalizedFrom, SupersedesRuns: root.SupersedesRuns,
+			SupersededBy: root.SupersededBy, Archived: root.Archived, Sessions: root.Sessions, Unkeyed: root.Unkeyed}
 		for _, n := range root.Runs() {
 			trees[root.RunID] = append(trees[root.RunID], n.File)
 		}

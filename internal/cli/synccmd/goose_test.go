@@ -291,3 +291,46 @@ func TestSyncGooseLegacyImported(t *testing.T) {
 	}
 	syncWant(t, h, dir, "second sync", nothing)
 }
+
+// TestSyncGooseRecordedCountedOnce: `goose run --output-format
+// stream-json` (without --quiet) prints a banner naming its session
+// before the events, then the events and the session's counters; Goose
+// writes the same session into sessions.db. A run recorded from that
+// output and the run sync archives from the database are two runs of
+// one session: `usage` and `stats --all` count its tokens once, in the
+// archived run, and `ls` lists that run only. Before, both counted (600
+// output tokens for 300). A recorded run of another session still counts.
+func TestSyncGooseRecordedCountedOnce(t *testing.T) {
+	t.Parallel()
+	h := clitest.NewHome(t)
+	const T = 1762077600
+	stream := func(session string) string {
+		return "starting session | provider: anthropic model: claude-sonnet-4-5\n    session id: " + session + "\n    working directory: /home/me/proj\n" +
+			`{"type":"message","message":{"id":"chatcmpl-1","role":"assistant","created":` + strconv.Itoa(T+2) + `,"content":[{"type":"text","text":"Done."}],"metadata":{"userVisible":true,"agentVisible":true}}}` + "\n" +
+			`{"type":"complete","total_tokens":5300,"input_tokens":5000,"output_tokens":300}` + "\n"
+	}
+	for _, s := range []string{"20251102_1", "20251103_9"} {
+		in := filepath.Join(h.Dir, s+".stream.jsonl")
+		if err := os.WriteFile(in, []byte(stream(s)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		h.OK("record", "--provider", "goose", "--input", in)
+	}
+	dir := filepath.Join(h.Dir, ".local", "share", "goose", "sessions")
+	g := openGooseDB(t, filepath.Join(dir, "sessions.db"))
+	g.Schema("goose")
+	g.session("20251102_1", "", "user")
+	g.message("20251102_1", "msg_1", "user", T, `[{"type":"text","text":"Run the tests."}]`)
+	g.message("20251102_1", "msg_2", "assistant", T+2, `[{"type":"text","text":"Done."}]`)
+	g.usage("20251102_1", 5000, 300, 0.021)
+	if err := g.DB.Close(); err != nil {
+		t.Fatal(err)
+	}
+	syncWant(t, h, dir, "sync", map[string]int{"new": 1})
+	if u := usageTotal(t, h); u.Sessions != 2 || u.Output != 600 {
+		t.Errorf("usage --json: %d sessions, %d output tokens; want 2, 600 (the synced session once, the other recorded one)", u.Sessions, u.Output)
+	}
+	if n := strings.Count(strings.TrimSpace(h.OK("ls", "--json").Out), "\n") + 1; n != 2 {
+		t.Errorf("ls --json lists %d runs, want 2 (the archived session, the other recorded one)", n)
+	}
+}
