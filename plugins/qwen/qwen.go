@@ -56,7 +56,11 @@ type normalizer struct {
 	sessionID string
 	model     string
 
-	records map[string]bool // record uuids read (a record read again is a replay)
+	// records are the record uuids read, each with the hash of its
+	// latest record's bytes: a record read again byte for byte is a
+	// replay; another record of a uuid, a fragment of its message.
+	records map[string]uint64
+	held    held // the assistant message held open for its fragments (message.go)
 	// calls and resulted are kept by the call's scope and id (callKey):
 	// a sidechain sub-agent's call may reuse the id of a call of the
 	// session waiting for its result.
@@ -116,23 +120,37 @@ func (n *normalizer) Line(l *sdk.Line, out *sdk.Out) error {
 		out.Ignored(sdk.S(forkedHistory))
 		return nil
 	}
+	fragment := false
 	if id := v.Get("uuid"); id.Kind() == abi.KindString && !id.Is("") {
-		if n.records[sdk.View(id)] {
-			// The same record again (a file copied after itself).
-			out.Ignored(sdk.S("(replayed record)"))
-			return nil
+		h := sdk.Hash64(sdk.TrimSpace(l.Raw))
+		if seen, ok := n.records[sdk.View(id)]; ok {
+			switch {
+			case seen == h:
+				// The same record again (a file copied after itself).
+				out.Ignored(sdk.S("(replayed record)"))
+				return nil
+			case t.Is("assistant") && n.held.key == sdk.View(id):
+				// Another fragment of the message held open: Qwen Code
+				// joins the records that share a uuid (aggregateRecords).
+				fragment = true
+			}
 		}
 		if n.records == nil {
-			n.records = map[string]bool{}
+			n.records = map[string]uint64{}
 		}
-		n.records[id.String()] = true
+		n.records[id.String()] = h
+	}
+	if !fragment && !(t.Is("system") && v.Get("subtype").Is("ui_telemetry")) {
+		// Any other record ends the message held open (a telemetry
+		// record, beside the conversation, may come between fragments).
+		n.release(out)
 	}
 	r := record{v: v, no: l.No, ts: sdk.StringOf(v.Get("timestamp")), scope: n.scope(v, out)}
 	switch sdk.Name(t) {
 	case "user":
 		n.user(r, out)
 	case "assistant":
-		n.assistant(r, out)
+		n.assistant(r, out, fragment)
 	case "tool_result":
 		n.toolResult(r, out)
 	case "system":
