@@ -75,7 +75,10 @@
 //
 // Messages. A user record is the prompt (its text parts; a part holding
 // the files the CLI inlined for @path, "--- Content from referenced
-// files ---", is injected context); with a subtype (a notification, a
+// files ---", is injected context, and so is a part after the prompt's
+// that is wholly a UserPromptSubmit hook's additional context,
+// <qwen:user-prompt-submit-context>...</qwen:user-prompt-submit-context>,
+// which systemPayload.hookContext repeats; a sole part is the user's); with a subtype (a notification, a
 // cron prompt, a background task's completion, an agent's launch prompt)
 // it is context the CLI sent in the user's role, a message.user of
 // injected context, except mid_turn_user_message, which the user typed,

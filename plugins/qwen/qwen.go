@@ -2,6 +2,7 @@ package qwen
 
 import (
 	"strconv"
+	"strings"
 
 	"github.com/twasm/twasm/abi"
 	"github.com/twasm/twasm/abi/sdk"
@@ -218,6 +219,23 @@ func (n *normalizer) scope(v abi.Value, out *sdk.Out) sdk.Str {
 	return sdk.Text(id)
 }
 
+// Qwen Code wraps a UserPromptSubmit hook's additionalContext in these
+// tags, as a part of its own after the prompt's
+// (hooks/user-prompt-submit-context.ts).
+const (
+	hookContextOpen  = "<qwen:user-prompt-submit-context>"
+	hookContextClose = "</qwen:user-prompt-submit-context>"
+)
+
+// hookContext says whether a part's text is wholly a hook's tagged
+// context (around whitespace), as Qwen Code reads it
+// (isUserPromptSubmitContextPartText): the tag mixed with other text is
+// the user's.
+func hookContext(t string) bool {
+	t = strings.TrimSpace(t)
+	return len(t) >= len(hookContextOpen)+len(hookContextClose) && strings.HasPrefix(t, hookContextOpen) && strings.HasSuffix(t, hookContextClose)
+}
+
 // user handles a user record: the prompt (a mid-turn message the user
 // typed too, and what the user said in a Realtime voice dialogue,
 // subtype realtime_message), or, with another subtype (a notification, a
@@ -230,7 +248,9 @@ func (n *normalizer) user(r record, out *sdk.Out) {
 	}
 	opened, said := false, false
 	key := r.key()
-	it := r.v.Path("message", "parts").Iter()
+	parts := r.v.Path("message", "parts")
+	several := parts.Len() > 1
+	it := parts.Iter()
 	for it.Next() {
 		p := it.Value()
 		if fr := p.Get("functionResponse"); fr.Kind() == abi.KindObject {
@@ -248,8 +268,9 @@ func (n *normalizer) user(r record, out *sdk.Out) {
 			opened = true
 		}
 		o := origin
-		if o == sdk.OriginPrompt && gemini.InjectedContext(txt.Raw()[1:]) {
-			// @file contents the CLI added to the prompt.
+		if o == sdk.OriginPrompt && (gemini.InjectedContext(txt.Raw()[1:]) || several && hookContext(sdk.View(txt))) {
+			// @file contents the CLI added to the prompt, or a
+			// UserPromptSubmit hook's additional context.
 			o = sdk.OriginInjected
 		}
 		out.Block(key, -1, sdk.Block{Type: sdk.BlockText, Text: sdk.Text(txt), Origin: o})
