@@ -209,6 +209,12 @@
 // mode it restores, notes, goals, branch checkpoints, managed-session
 // records) is declared ignored.
 //
+// Glued records. A line holding records written one after another
+// without their newline (`}{`: an append a killed process cut short,
+// which Qwen Code's own reader recovers, jsonl-utils'
+// recoverObjectsFromLine) is split into its objects (sdk.GluedObjects),
+// each read as a record; what lies outside them is counted "non_json".
+//
 // Unmapped. Text that is not JSON is counted as "non_json", a JSON value
 // that is not an object as "non_object", an object without a type as
 // "(no type)", a record of a type not known here by its type, a system

@@ -80,9 +80,7 @@ func (n *normalizer) Line(l *sdk.Line, out *sdk.Out) error {
 	}
 	v := l.JSON()
 	if !v.Exists() {
-		if len(sdk.TrimSpace(l.Raw)) > 0 {
-			out.Unmapped(sdk.S("non_json"))
-		}
+		n.glued(l, out)
 		return nil
 	}
 	if v.Kind() == abi.KindArray && !n.sawRecord && isHeadless(v.Index(0)) {
@@ -98,38 +96,69 @@ func (n *normalizer) Line(l *sdk.Line, out *sdk.Out) error {
 		out.Unmapped(sdk.S("non_object"))
 		return nil
 	}
-	if n.hl.on || !n.sawRecord && isHeadless(v) {
-		// qwen -p --output-format stream-json: Claude Code's shapes.
-		n.headlessLine(v, l.No, out)
-		return nil
-	}
-	if !n.sawRecord && v.Get("messages").Kind() == abi.KindArray {
+	if !n.hl.on && !n.sawRecord && !isHeadless(v) && v.Get("messages").Kind() == abi.KindArray {
 		// An older chat, one document rewritten at every turn: the
 		// Gemini CLI's session file, read by the Gemini plugin.
 		n.legacy = gemini.Plugin.New(n.opts)
 		return n.legacy.Line(l, out)
 	}
+	n.object(v, l.No, l.Raw, out)
+	return nil
+}
+
+// glued handles a line that is not one JSON value: records written one
+// after another without their newline (`}{`: an append cut short, which
+// Qwen Code's own reader recovers, jsonl-utils' recoverObjectsFromLine)
+// are read each as a line of its own; what lies outside them is counted
+// "non_json".
+func (n *normalizer) glued(l *sdk.Line, out *sdk.Out) {
+	raw := sdk.TrimSpace(l.Raw)
+	if len(raw) == 0 {
+		return
+	}
+	objs, whole := sdk.GluedObjects(raw)
+	for _, o := range objs {
+		doc, ok := sdk.Parse(o)
+		if !ok {
+			out.Unmapped(sdk.S("non_json"))
+			continue
+		}
+		n.object(doc.Root(), l.No, o, out)
+	}
+	if !whole {
+		out.Unmapped(sdk.S("non_json"))
+	}
+}
+
+// object handles one JSON object of line no (raw, its bytes): a
+// headless message, or a chat record.
+func (n *normalizer) object(v abi.Value, no int, raw []byte, out *sdk.Out) {
+	if n.hl.on || !n.sawRecord && isHeadless(v) {
+		// qwen -p --output-format stream-json: Claude Code's shapes.
+		n.headlessLine(v, no, out)
+		return
+	}
 	t := v.Get("type")
 	if t.Kind() != abi.KindString {
 		out.Unmapped(sdk.S("(no type)"))
-		return nil
+		return
 	}
 	n.start(v, out)
 	if v.Get("forkedFrom").Kind() == abi.KindObject {
 		// A record /branch copied from the session it was forked from:
 		// that session's turn, which its own run holds.
 		out.Ignored(sdk.S(forkedHistory))
-		return nil
+		return
 	}
 	fragment := false
 	if id := v.Get("uuid"); id.Kind() == abi.KindString && !id.Is("") {
-		h := sdk.Hash64(sdk.TrimSpace(l.Raw))
+		h := sdk.Hash64(sdk.TrimSpace(raw))
 		if seen, ok := n.records[sdk.View(id)]; ok {
 			switch {
 			case seen == h:
 				// The same record again (a file copied after itself).
 				out.Ignored(sdk.S("(replayed record)"))
-				return nil
+				return
 			case t.Is("assistant") && n.held.key == sdk.View(id):
 				// Another fragment of the message held open: Qwen Code
 				// joins the records that share a uuid (aggregateRecords).
@@ -146,7 +175,7 @@ func (n *normalizer) Line(l *sdk.Line, out *sdk.Out) error {
 		// record, beside the conversation, may come between fragments).
 		n.release(out)
 	}
-	r := record{v: v, no: l.No, ts: sdk.StringOf(v.Get("timestamp")), scope: n.scope(v, out)}
+	r := record{v: v, no: no, ts: sdk.StringOf(v.Get("timestamp")), scope: n.scope(v, out)}
 	switch sdk.Name(t) {
 	case "user":
 		n.user(r, out)
@@ -159,7 +188,6 @@ func (n *normalizer) Line(l *sdk.Line, out *sdk.Out) error {
 	default:
 		out.Unmapped(sdk.S(sdk.TypeName(t)))
 	}
-	return nil
 }
 
 // record is one chat record and what every handler needs of it.
