@@ -111,8 +111,9 @@
 // Read from Crush's source (internal/db/migrations, internal/message,
 // internal/agent, internal/agent/tools, internal/projects, at
 // 37f36e9), and judged on real databases committed to public
-// repositories (testdata/captures/crush: three of August 2025, and one
-// Crush 0.96.1 wrote against a fake model). The goldens are written from the
+// repositories (testdata/captures/crush: databases of August and
+// October 2025 from six repositories, failed sub-agents among them, and
+// one Crush 0.96.1 wrote against a fake model). The goldens are written from the
 // source: a parent session with an agent call, a failed bash command and
 // a bang command; its sub-agent's session; a summarized session with a
 // provider error, a refused call and an output cut at the token limit;
