@@ -20,15 +20,13 @@ import (
 // usage of its latest fragment that states one. A record written again
 // byte for byte (a file copied after itself) stays a replay.
 func TestFragments(t *testing.T) {
-	rec := func(uuid, typ, body string) string {
-		return `{"uuid":"` + uuid + `","parentUuid":null,"sessionId":"s","timestamp":"2026-04-23T00:39:48Z","type":"` + typ + `","cwd":"/w","version":"0.24.4"` + body + "}\n"
-	}
+	rec := func(uuid, typ, body string) string { return chatRecord(uuid, typ, body) + "\n" }
 	prompt := rec("u1", "user", `,"message":{"role":"user","parts":[{"text":"list the files"}]}`)
 	text := rec("a1", "assistant", `,"model":"qwen3-coder","message":{"role":"model","parts":[{"text":"Listing them."}]}`)
-	call := rec("a1", "assistant", `,"model":"qwen3-coder","message":{"role":"model","parts":[{"functionCall":{"id":"c1","name":"run_shell_command","args":{"command":"ls"}}}]},"usageMetadata":{"promptTokenCount":100,"candidatesTokenCount":20,"totalTokenCount":120}`)
+	call := lsCall + "\n"
 	usage1 := rec("a1", "assistant", `,"message":{"role":"model","parts":[{"text":"Listing them."}]},"usageMetadata":{"promptTokenCount":90,"candidatesTokenCount":5,"totalTokenCount":95}`)
-	result := rec("t1", "tool_result", `,"message":{"role":"user","parts":[{"functionResponse":{"id":"c1","name":"run_shell_command","response":{"output":"go.mod"}}}]},"toolCallResult":{"callId":"c1","status":"success"}`)
-	answer := rec("a2", "assistant", `,"model":"qwen3-coder","message":{"role":"model","parts":[{"text":"One file."}]},"usageMetadata":{"promptTokenCount":130,"candidatesTokenCount":4,"totalTokenCount":134}`)
+	result := lsResult + "\n"
+	answer := oneFile + "\n"
 	tests := []struct {
 		name, in      string
 		texts         string // each assistant message's texts, "|" between messages
@@ -80,3 +78,18 @@ func TestFragments(t *testing.T) {
 		})
 	}
 }
+
+// chatRecord is a Qwen Code chat record of session s (without its
+// newline): uuid, type, and the rest of its members (body, from its
+// leading comma).
+func chatRecord(uuid, typ, body string) string {
+	return `{"uuid":"` + uuid + `","parentUuid":null,"sessionId":"s","timestamp":"2026-04-23T00:39:48Z","type":"` + typ + `","cwd":"/w","version":"0.24.4"` + body + `}`
+}
+
+// A turn the fragment and glued-record tests share: an ls call (100
+// tokens in, 20 out), its result go.mod, and the answer (130 in, 4 out).
+var (
+	lsCall   = chatRecord("a1", "assistant", `,"model":"qwen3-coder","message":{"role":"model","parts":[{"functionCall":{"id":"c1","name":"run_shell_command","args":{"command":"ls"}}}]},"usageMetadata":{"promptTokenCount":100,"candidatesTokenCount":20,"totalTokenCount":120}`)
+	lsResult = chatRecord("t1", "tool_result", `,"message":{"role":"user","parts":[{"functionResponse":{"id":"c1","name":"run_shell_command","response":{"output":"go.mod"}}}]},"toolCallResult":{"callId":"c1","status":"success"}`)
+	oneFile  = chatRecord("a2", "assistant", `,"model":"qwen3-coder","message":{"role":"model","parts":[{"text":"One file."}]},"usageMetadata":{"promptTokenCount":130,"candidatesTokenCount":4,"totalTokenCount":134}`)
+)

@@ -16,13 +16,8 @@ import (
 // are read each as a record, the call and its result too; what lies
 // outside them is counted non_json, never silently lost.
 func TestGluedRecords(t *testing.T) {
-	rec := func(uuid, typ, body string) string {
-		return `{"uuid":"` + uuid + `","parentUuid":null,"sessionId":"s","timestamp":"2026-04-23T00:39:48Z","type":"` + typ + `","cwd":"/w","version":"0.24.4"` + body + `}`
-	}
-	prompt := rec("u1", "user", `,"message":{"role":"user","parts":[{"text":"list {the} files"}]}`)
-	call := rec("a1", "assistant", `,"model":"qwen3-coder","message":{"role":"model","parts":[{"functionCall":{"id":"c1","name":"run_shell_command","args":{"command":"ls"}}}]},"usageMetadata":{"promptTokenCount":100,"candidatesTokenCount":20,"totalTokenCount":120}`)
-	result := rec("t1", "tool_result", `,"message":{"role":"user","parts":[{"functionResponse":{"id":"c1","name":"run_shell_command","response":{"output":"go.mod"}}}]},"toolCallResult":{"callId":"c1","status":"success"}`)
-	answer := rec("a2", "assistant", `,"model":"qwen3-coder","message":{"role":"model","parts":[{"text":"One file."}]},"usageMetadata":{"promptTokenCount":130,"candidatesTokenCount":4,"totalTokenCount":134}`)
+	prompt := chatRecord("u1", "user", `,"message":{"role":"user","parts":[{"text":"list {the} files"}]}`)
+	call, result, answer := lsCall, lsResult, oneFile
 	tests := []struct {
 		name, in string
 		unmapped int
