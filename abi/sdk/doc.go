@@ -107,7 +107,9 @@
 // # Helpers
 //
 // [Plugin].Reassemble has the SDK reassemble JSON documents printed over
-// several lines and hand each over as one line. [TrimSpace], [HasPrefix],
+// several lines and hand each over as one line (a line of whole objects
+// glued together, `}{`, is handed over as it is: [GluedObjects] splits
+// it into its objects). [TrimSpace], [HasPrefix],
 // [Name], [TypeName], [StringOf] and [AppendText] are the small line and
 // value helpers normalizers share, [Opt] a literal for an optional field
 // (unset when empty); [Out.ToolUse] writes a tool_use block and its

@@ -443,7 +443,14 @@ func (d *driver) reassemble(l *Line, err *error) bool {
 	if len(l.doc.Toks) > 0 {
 		return false
 	}
-	if t := TrimSpace(l.Raw); len(t) == 0 || t[0] != '{' && t[0] != '[' {
+	t := TrimSpace(l.Raw)
+	if len(t) == 0 || t[0] != '{' && t[0] != '[' {
+		return false
+	}
+	if objs, whole := GluedObjects(t); whole && len(objs) > 1 {
+		// Whole objects glued on one line (`}{`, GluedObjects), not the
+		// first line of a document spread over lines: the normalizer's
+		// to split.
 		return false
 	}
 	*err = d.addLine(l)

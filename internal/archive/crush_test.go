@@ -232,3 +232,72 @@ func TestSyncCrushReusedCallID(t *testing.T) {
 	assert.Equal(t, []string{`call_1 {"command":"ls"}`, `call_1 {"command":"ls"}`}, calls, "each turn's call once")
 	assert.Equal(t, []string{"call_1 go.mod", "call_1 go.mod"}, results, "each call's own result once")
 }
+
+// TestFailedSubAgent: Crush adds a sub-agent's cost to its parent's
+// only when the sub-agent ran to its end (internal/llm/agent/agent-tool.go
+// before 2025-11, coordinator.runSubAgent since): a sub-agent that failed
+// (old Crush: the agent tool's Go error, an empty result; "no response";
+// "error generating response"; "Failed to generate response: ...") or
+// still runs (no result yet) left the parent's cost as it was. The
+// session row's children_cost (what the plugin takes out of the parent's
+// cost) sums the children whose call the parent's results say ended, by
+// the query the host runs; a failed child's cost left in made the parent
+// read $0 (jbpratt/quay's capture).
+func TestFailedSubAgent(t *testing.T) {
+	for _, tc := range []struct {
+		name, child, result string // result "": none yet
+		isError             bool
+		want                float64
+	}{
+		{name: "ended", child: "call_a", result: "TestParseEmpty fails.", want: 0.3},
+		{name: "ended, id of message and call", child: "m-a1$$call_a", result: "TestParseEmpty fails.", want: 0.3},
+		{name: "ended with no text", child: "m-a1$$call_a", result: "Sub-agent completed but produced no text output.", isError: true, want: 0.3},
+		{name: "failed, empty result (agent tool's error)", child: "call_a", result: "\x00", want: 0},
+		{name: "failed, no response", child: "call_a", result: "no response", isError: true, want: 0},
+		{name: "failed, error generating response", child: "m-a1$$call_a", result: "error generating response", isError: true, want: 0},
+		{name: "failed, provider error", child: "m-a1$$call_a", result: "Failed to generate response: 413 Prompt is too long", isError: true, want: 0},
+		{name: "still running", child: "m-a1$$call_a", want: 0},
+		{name: "another call's result", child: "m-a1$$call_b", result: "TestParseEmpty fails.", want: 0},
+		{name: "a call id that only ends the same", child: "m-a1$$xcall_a", result: "TestParseEmpty fails.", want: 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			db := openCrushDB(t, filepath.Join(t.TempDir(), "crush.db"))
+			const at = int64(1772359200)
+			db.exec(`INSERT INTO sessions (id, title, cost, updated_at, created_at) VALUES ('ses_p', 'p', 0.2, ?, ?)`, at, at)
+			db.exec(`INSERT INTO sessions (id, parent_session_id, title, cost, updated_at, created_at) VALUES (?, 'ses_p', 'c', 0.3, ?, ?)`, tc.child, at, at)
+			db.exec(`INSERT INTO sessions (id, parent_session_id, title, cost, updated_at, created_at) VALUES ('title-ses_p', 'ses_p', 't', 0.01, ?, ?)`, at, at)
+			db.message("m-a1", "ses_p", "assistant", `[{"type":"tool_call","data":{"id":"call_a","name":"agent","input":"{}","finished":true}},{"type":"finish","data":{"reason":"tool_use","time":1}}]`, at, at)
+			db.message("m-t0", "ses_p", "tool", `not json`, at, at)
+			if tc.result != "" {
+				content := tc.result
+				if content == "\x00" {
+					content = ""
+				}
+				part, err := json.Marshal([]map[string]any{{"type": "tool_result", "data": map[string]any{"tool_call_id": "call_a", "name": "", "content": content, "metadata": "", "is_error": tc.isError}}})
+				require.NoError(t, err)
+				db.message("m-t1", "ses_p", "tool", string(part), at, at)
+			}
+			q := crush.Queries.Tables[0]
+			require.Equal(t, "sessions", q.Table)
+			rows, err := db.db.Query(q.Query, sql.Named("session", "ses_p"))
+			require.NoError(t, err)
+			defer rows.Close()
+			cols, err := rows.Columns()
+			require.NoError(t, err)
+			require.True(t, rows.Next())
+			vals := make([]any, len(cols))
+			ptrs := make([]any, len(cols))
+			for i := range vals {
+				ptrs[i] = &vals[i]
+			}
+			require.NoError(t, rows.Scan(ptrs...))
+			require.NoError(t, rows.Err())
+			got := map[string]any{}
+			for i, c := range cols {
+				got[c] = vals[i]
+			}
+			require.Contains(t, got, "children_cost")
+			assert.InDelta(t, tc.want, got["children_cost"], 1e-9)
+		})
+	}
+}

@@ -78,6 +78,15 @@ var Plugin = sdk.Plugin{
 // a message read again replaces itself (the same key). The session row
 // comes whole each time, with its children's cost (Crush adds a
 // sub-agent's cost to its parent's: children_cost is taken back out).
+// Crush adds it only when the sub-agent ran to its end (the agent tool
+// before 2025-11, coordinator.runSubAgent since): children_cost sums the
+// children whose call (the child's id is the call id, or, since 2025-11,
+// <message id>$$<call id>) has a result in the parent's tool messages
+// that says so: not an error and not empty (a failed sub-agent's call
+// reads "", "no response", "error generating response" or "Failed to
+// generate response: ..."), or "Sub-agent completed but produced no text
+// output." (written after the cost was added). A failed child's cost, or
+// a running one's, was never in its parent's.
 // parent is parent_session_id: a sub-agent's session (and the one
 // that titles a session) is a child run of its parent's.
 var Queries = &abi.SQLiteSource{
@@ -91,7 +100,14 @@ FROM sessions s ORDER BY s.created_at, s.id`,
 		{Table: "sessions", Key: "id", Version: "version",
 			JSON: []string{"todos"},
 			Query: `SELECT s.updated_at AS version, s.*,
-  coalesce((SELECT sum(c.cost) FROM sessions c WHERE c.parent_session_id = s.id), 0) AS children_cost
+  coalesce((SELECT sum(c.cost) FROM sessions c WHERE c.parent_session_id = s.id AND EXISTS (
+    SELECT 1 FROM messages m, json_each(CASE WHEN json_valid(m.parts) THEN m.parts ELSE '[]' END) p
+    WHERE m.session_id = s.id AND m.role = 'tool'
+      AND json_extract(p.value, '$.type') = 'tool_result' AND json_extract(p.value, '$.data.tool_call_id') <> ''
+      AND (c.id = json_extract(p.value, '$.data.tool_call_id')
+        OR substr(c.id, -length(json_extract(p.value, '$.data.tool_call_id')) - 2) = '$$' || json_extract(p.value, '$.data.tool_call_id'))
+      AND (coalesce(json_extract(p.value, '$.data.is_error'), 0) IN (0, 'false') AND json_extract(p.value, '$.data.content') <> ''
+        OR json_extract(p.value, '$.data.content') = 'Sub-agent completed but produced no text output.'))), 0) AS children_cost
 FROM sessions s WHERE s.id = :session`},
 		{Table: "messages", Key: "id", Version: "updated_at", Time: "time_ms",
 			JSON: []string{"parts"},
@@ -334,7 +350,8 @@ func (n *normalizer) call(k sdk.Str, i int, d abi.Value, created string, out *sd
 // ...", "Turn halted by hook. Reason: ...") denied; a bash output ending on
 // "Exit code N" (N not 0) an error with that exit code, one ending on
 // "Command was aborted before completion" cancelled, both read before
-// the "<cwd>DIR</cwd>" line Crush's bash tool writes after an output.
+// the "<cwd>DIR</cwd>" line Crush's bash tool writes after an output; an
+// agent or agentic_fetch call's empty result a failed sub-agent's.
 func (n *normalizer) result(k sdk.Str, i int, d abi.Value, created string, out *sdk.Out) {
 	id := d.Get("tool_call_id").String()
 	name := d.Get("name").String()
@@ -361,6 +378,11 @@ func (n *normalizer) result(k sdk.Str, i int, d abi.Value, created string, out *
 		// result: the first before 2025-07, the second since 2026-03
 		// (agent.go, crush 2928dcb2e).
 		res.Status, res.Error = sdk.S("cancelled"), sdk.S(t)
+	case !res.IsError && t == "" && (name == "agent" || name == "agentic_fetch"):
+		// A sub-agent that failed: Crush before 2025-11 wrote a tool's
+		// error as an empty result without is_error, and the agent tools
+		// answer with the sub-agent's text when it ends.
+		res.IsError, res.Error = true, sdk.S("the sub-agent failed: Crush wrote an empty result (its child run says why)")
 	case strings.HasSuffix(withoutCwd(t), "Command was aborted before completion"):
 		res.IsError, res.Status, res.Error = true, sdk.S("cancelled"), sdk.S("Command was aborted before completion")
 	default:

@@ -48,9 +48,11 @@
 //     <message id>$$<tool call id>, and the one that titles a session,
 //     title-<id>): a warning, and the store's parent column makes its
 //     run a child run of its parent's. Cost: Crush adds a child
-//     session's cost to its parent's (coordinator.updateParentSessionCost),
-//     so the session's own cost is cost minus children_cost (the
-//     children's runs state theirs). prompt_tokens and completion_tokens
+//     session's cost to its parent's (coordinator.updateParentSessionCost)
+//     when the sub-agent ended, not when it failed or still runs, so the
+//     session's own cost is cost minus children_cost, the cost of the
+//     children whose call's result in the parent says they ended ([Queries]:
+//     neither an error nor empty; the children's runs state theirs). prompt_tokens and completion_tokens
 //     are not usage: Crush sets them to the last request's input plus
 //     cache read and its output (updateSessionTokenCounters), the
 //     context the session fills; no token figure is reported, as the
@@ -66,6 +68,9 @@
 //     older versions: the call's), content, metadata, is_error}, a
 //     tool_result block and a tool.result: is_error an error, "User
 //     denied permission" (or "Permission denied" before 2025-09) denied,
+//     an agent or agentic_fetch call's empty result without is_error
+//     an error (Crush before 2025-11 wrote a tool's Go error so: the
+//     sub-agent failed),
 //     "Tool execution canceled by user" (now "Error: user cancelled
 //     assistant tool calling", what agent.go writes for a call the user's
 //     cancel left without a result) cancelled, "Tool call blocked by
@@ -106,8 +111,9 @@
 // Read from Crush's source (internal/db/migrations, internal/message,
 // internal/agent, internal/agent/tools, internal/projects, at
 // 37f36e9), and judged on real databases committed to public
-// repositories (testdata/captures/crush: three of August 2025, and one
-// Crush 0.96.1 wrote against a fake model). The goldens are written from the
+// repositories (testdata/captures/crush: databases of August and
+// October 2025 from six repositories, failed sub-agents among them, and
+// one Crush 0.96.1 wrote against a fake model). The goldens are written from the
 // source: a parent session with an agent call, a failed bash command and
 // a bang command; its sub-agent's session; a summarized session with a
 // provider error, a refused call and an output cut at the token limit;

@@ -74,12 +74,15 @@
 // thinking_tokens}}. Timestamps are epoch milliseconds (an RFC 3339
 // string in some versions). --output-format debug, its earlier name,
 // prints the same events without ids, session or completion: they are
-// read alike (format "stream-json").
+// read alike (format "stream-json"). Some versions write the session's
+// id as sessionId (camel case) on every event: read as session_id; the
+// init event's cwd is the run's working directory.
 //
 // Each tool_call is a tool_use block in an assistant message of its own
-// and the tool.call (its id, else toolCallId, else one made from the
-// line: "droid-call-l<line>"); a tool_result answers the call its id (or
-// toolCallId) names, and one naming none (some versions left the id out)
+// and the tool.call (its toolCallId, else its id, else one made from
+// the line: "droid-call-l<line>": the versions that write toolCallId give
+// id to the event); a tool_result answers the call its toolCallId names,
+// else its id, and one naming neither (some versions left the id out)
 // the earliest call still waiting, of the same tool when one is. Its
 // value is the output (a string, else its JSON, whose exitCode is the
 // exit code); isError, an error object (its message the error, with the
@@ -230,5 +233,6 @@
 // it reads; TestKeysCoverGets keeps the list complete.
 //
 // Place. The step result's cwd and project (ABI 1.6, spec §4):
-// session_start's cwd; Droid names no repository root.
+// session_start's cwd (droid exec's init event's); Droid names no
+// repository root.
 package droid

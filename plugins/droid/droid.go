@@ -53,10 +53,11 @@ type normalizer struct {
 	resulted map[string]bool   // call ids whose latest call has its result
 	usage    string            // the latest tokenUsage reported, as JSON (a settings document read again)
 	// droid exec's output (exec.go): exec once an event of it was read,
-	// sessionID once its session was reported; pending the calls still
+	// sessionID once its session was reported, execCwd once the init
+	// event's cwd was; pending the calls still
 	// waiting for their results, in order.
-	exec, sessionID bool
-	pending         []pendingCall
+	exec, sessionID, execCwd bool
+	pending                  []pendingCall
 	// A fork's copy of its parent (Forks in doc.go): forkAt the last
 	// message it copied (session_start's forkedAtMessageId), copying
 	// while the lines read are still the copy, copied the message ids

@@ -81,20 +81,30 @@ func (n *normalizer) execLine(v abi.Value, no int, out *sdk.Out) bool {
 }
 
 // execStart reports, at the first event, the format and what the event
-// says of the session: its id (session_id) and working directory (the
-// init event's cwd). Every event names the session; the first one that
-// does is reported.
+// says of the session: its id (session_id, sessionId in the versions
+// that write camel case) and working directory (the init event's cwd).
+// Every event names the session; the first one that does is reported.
 func (n *normalizer) execStart(format string, v abi.Value, out *sdk.Out) {
 	if !n.exec {
 		n.exec = true
 		out.Meta(sdk.Meta{Format: sdk.S(format)})
 	}
+	if !n.execCwd && v.Get("type").Is("system") {
+		if cwd := sdk.StringOf(v.Get("cwd")); !cwd.IsEmpty() {
+			n.execCwd = true
+			out.Meta(sdk.Meta{Cwd: cwd})
+		}
+	}
 	if n.sessionID {
 		return
 	}
-	if id := sdk.StringOf(v.Get("session_id")); !id.IsEmpty() {
+	id := sdk.StringOf(v.Get("session_id"))
+	if id.IsEmpty() {
+		id = sdk.StringOf(v.Get("sessionId"))
+	}
+	if !id.IsEmpty() {
 		n.sessionID = true
-		out.Meta(sdk.Meta{SessionID: id, Cwd: sdk.StringOf(v.Get("cwd"))})
+		out.Meta(sdk.Meta{SessionID: id})
 	}
 }
 
@@ -151,12 +161,13 @@ func (n *normalizer) execMessage(v abi.Value, no int, out *sdk.Out) {
 
 // execCall maps {type: tool_call, id, messageId, toolId, toolName,
 // parameters}: a tool_use block in a message of its own and the
-// tool.call. Its id is id (toolCallId in some versions), else one made
-// from the line.
+// tool.call. Its id is toolCallId when the event states one (the versions
+// that write it give id to the event), else id, else one made from the
+// line.
 func (n *normalizer) execCall(v abi.Value, no int, out *sdk.Out) {
-	id := sdk.StringOf(v.Get("id"))
+	id := sdk.StringOf(v.Get("toolCallId"))
 	if id.IsEmpty() {
-		id = sdk.StringOf(v.Get("toolCallId"))
+		id = sdk.StringOf(v.Get("id"))
 	}
 	if id.IsEmpty() {
 		id = sdk.S("droid-call-l" + strconv.Itoa(no))
@@ -184,18 +195,27 @@ func (n *normalizer) execCall(v abi.Value, no int, out *sdk.Out) {
 type pendingCall struct{ id, name string }
 
 // execResult maps {type: tool_result, id, messageId, toolId, isError,
-// value | error: {type, message}}: the result of the call its id (or
-// toolCallId) names; a result naming none (some versions left the id
-// out) answers the earliest call still waiting, of the same tool when
-// one is. The value is the output (a string, else its JSON); an error
-// object, isError, or a failed command's stated exit code make it an
-// error.
+// value | error: {type, message}}: the result of the call its
+// toolCallId names (the versions that write it give id to the event),
+// else its id; a result naming neither (some versions left the id out)
+// answers the earliest call still waiting, of the same tool when one is.
+// The value is the output (a string, else its JSON); an error object,
+// isError, or a failed command's stated exit code make it an error.
 func (n *normalizer) execResult(v abi.Value, out *sdk.Out) {
-	id := sdk.View(v.Get("id"))
-	if id == "" {
-		id = sdk.View(v.Get("toolCallId"))
+	tool := sdk.View(v.Get("toolId"))
+	tc, id := sdk.View(v.Get("toolCallId")), sdk.View(v.Get("id"))
+	i := -1
+	switch {
+	case tc == "" && id == "":
+		i = n.pendingIndex("", tool)
+	case tc != "":
+		i = n.pendingIndex(tc, tool)
+		if i < 0 && id != "" {
+			i = n.pendingIndex(id, tool)
+		}
+	default:
+		i = n.pendingIndex(id, tool)
 	}
-	i := n.pendingIndex(id, sdk.View(v.Get("toolId")))
 	if i < 0 {
 		out.Warn("droid tool_result for no call waiting (" + sdk.TypeName(v.Get("toolId")) + "): not reported")
 		return

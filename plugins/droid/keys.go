@@ -10,6 +10,6 @@ var keys = abi.NewKeySet(
 	"timestamp", "tokenUsage", "tool_use_id", "totalTokens", "type", "visibility", "forkedAtMessageId", "turnId",
 	// droid exec's output (exec.go).
 	"cache_creation_input_tokens", "cache_read_input_tokens", "error", "exitCode", "finalText", "input_tokens", "isError",
-	"level", "messageId", "output_tokens", "parameters", "permission_denials", "result", "session_id", "source", "subtype", "thinking_tokens",
+	"level", "messageId", "output_tokens", "parameters", "permission_denials", "result", "session_id", "sessionId", "source", "subtype", "thinking_tokens",
 	"toolCallId", "toolId", "toolName", "total_cost_usd", "usage", "value",
 )

@@ -136,6 +136,7 @@ func (n *normalizer) End(out *sdk.Out) error {
 		n.headlessEnd(out)
 		return nil
 	}
+	n.release(out)
 	for i := range n.agents {
 		if a := &n.agents[i]; a.open {
 			a.open = false

@@ -75,7 +75,10 @@
 //
 // Messages. A user record is the prompt (its text parts; a part holding
 // the files the CLI inlined for @path, "--- Content from referenced
-// files ---", is injected context); with a subtype (a notification, a
+// files ---", is injected context, and so is a part after the prompt's
+// that is wholly a UserPromptSubmit hook's additional context,
+// <qwen:user-prompt-submit-context>...</qwen:user-prompt-submit-context>,
+// which systemPayload.hookContext repeats; a sole part is the user's); with a subtype (a notification, a
 // cron prompt, a background task's completion, an agent's launch prompt)
 // it is context the CLI sent in the user's role, a message.user of
 // injected context, except mid_turn_user_message, which the user typed,
@@ -90,7 +93,13 @@
 // An assistant record is one model call: its parts in order, a thought
 // part (thought: true) a thinking block, text a text block, a
 // functionCall {id, name, args} a tool_use block and a tool.call. Its
-// uuid is the message id. Inline data and file parts are not mapped (no
+// uuid is the message id. Qwen Code may write one message as several
+// records in a row that share its uuid, and reads them back as one
+// (SessionService.aggregateRecords: each fragment's parts after the
+// earlier ones', the latest usageMetadata): the message is held open
+// until a record of another uuid (a ui_telemetry record may come
+// between), and each fragment's blocks and calls join it; its usage is
+// its latest fragment's that states one. Inline data and file parts are not mapped (no
 // block holds them; the raw capture keeps them).
 //
 // Tools. A tool_result record is the result sent back to the model: its
@@ -200,11 +209,17 @@
 // mode it restores, notes, goals, branch checkpoints, managed-session
 // records) is declared ignored.
 //
+// Glued records. A line holding records written one after another
+// without their newline (`}{`: an append a killed process cut short,
+// which Qwen Code's own reader recovers, jsonl-utils'
+// recoverObjectsFromLine) is split into its objects (sdk.GluedObjects),
+// each read as a record; what lies outside them is counted "non_json".
+//
 // Unmapped. Text that is not JSON is counted as "non_json", a JSON value
 // that is not an object as "non_object", an object without a type as
 // "(no type)", a record of a type not known here by its type, a system
-// record of an unknown subtype as "system/<subtype>". A record whose
-// uuid was read before (a file copied after itself) is declared ignored.
+// record of an unknown subtype as "system/<subtype>". A record read
+// before byte for byte (a file copied after itself) is declared ignored.
 //
 // # Store
 //

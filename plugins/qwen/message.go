@@ -8,17 +8,35 @@ import (
 	"github.com/twasm/twasm/plugins/gemini"
 )
 
+// held is the assistant message left open after its record, for the
+// records that may follow it with the same uuid: Qwen Code writes a
+// message as one record or as several fragments in a row, and reads the
+// records of one uuid as one message (SessionService.aggregateRecords:
+// the parts of each after the first's, the latest usageMetadata). The
+// next record of another uuid, or the end of the input, releases it.
+type held struct {
+	key   string // the message key ("": none held)
+	scope string
+	usage sdk.Usage // its latest fragment's that states one
+	text  string    // its texts so far, joined by newlines (the final answer)
+}
+
 // assistant handles an assistant record: one model response, its parts
 // in the order the model produced them (thought parts as thinking, text,
-// functionCall as a tool_use block and a tool.call), its usage and model.
-func (n *normalizer) assistant(r record, out *sdk.Out) {
+// functionCall as a tool_use block and a tool.call), its usage and model;
+// or a fragment of the response held open (fragment: the same uuid),
+// whose parts follow the earlier ones'.
+func (n *normalizer) assistant(r record, out *sdk.Out, fragment bool) {
 	key := r.key()
 	model := r.v.Get("model")
+	if !fragment {
+		n.held = held{key: key.String(), scope: r.scope.String()}
+	}
 	out.Open(key, sdk.Message{ID: sdk.StringOf(r.v.Get("uuid")), Model: sdk.StringOf(model), Scope: r.scope, Time: r.ts})
 	if !r.scope.IsSet() {
 		out.LatestModel(model, &n.model)
 	}
-	var final sdk.FinalText
+	texts := false
 	parts := r.v.Path("message", "parts")
 	it := parts.Iter()
 	for it.Next() {
@@ -32,17 +50,18 @@ func (n *normalizer) assistant(r record, out *sdk.Out) {
 				continue
 			}
 			out.Block(key, -1, sdk.Block{Type: sdk.BlockText, Text: sdk.Text(txt)})
-			final.Add(txt)
+			if n.held.text != "" {
+				n.held.text += "\n"
+			}
+			n.held.text += txt.String()
+			texts = true
 		case p.Get("functionCall").Kind() == abi.KindObject:
 			fc := p.Get("functionCall")
 			out.Block(key, -1, sdk.Block{Type: sdk.BlockToolUse, ToolName: sdk.StringOf(fc.Get("name")), ToolID: sdk.StringOf(fc.Get("id")), ToolInput: input(fc.Get("args"))})
 		}
 	}
-	u := usageOf(r.v.Get("usageMetadata"))
-	if !r.scope.IsSet() {
-		// Each record is one model call: its tokens add to the step (a
-		// sidechain's stay on its messages, as a sub-agent's).
-		out.Usage(u, sdk.ModeAdd)
+	if m := r.v.Get("usageMetadata"); m.Kind() == abi.KindObject {
+		n.held.usage = usageOf(m)
 	}
 	// The calls are reported while the message is open: the host writes
 	// them after it, as the model requested them.
@@ -52,10 +71,24 @@ func (n *normalizer) assistant(r record, out *sdk.Out) {
 			n.call(fc, r, out)
 		}
 	}
-	out.Close(key, sdk.MessageEnd{Usage: u})
-	if !r.scope.IsSet() {
-		final.Report(out)
+	if texts && !r.scope.IsSet() {
+		out.Final(sdk.S(n.held.text), true)
 	}
+}
+
+// release closes the message held open, with its usage: each message is
+// one model call, its tokens added to the step's (a sidechain's stay on
+// its messages, as a sub-agent's).
+func (n *normalizer) release(out *sdk.Out) {
+	h := n.held
+	if h.key == "" {
+		return
+	}
+	n.held = held{}
+	if h.scope == "" {
+		out.Usage(h.usage, sdk.ModeAdd)
+	}
+	out.Close(sdk.S(h.key), sdk.MessageEnd{Usage: h.usage})
 }
 
 // usageOf reads a record's usageMetadata, Gemini's usage as Qwen Code

@@ -2,6 +2,7 @@ package qwen
 
 import (
 	"strconv"
+	"strings"
 
 	"github.com/twasm/twasm/abi"
 	"github.com/twasm/twasm/abi/sdk"
@@ -56,7 +57,11 @@ type normalizer struct {
 	sessionID string
 	model     string
 
-	records map[string]bool // record uuids read (a record read again is a replay)
+	// records are the record uuids read, each with the hash of its
+	// latest record's bytes: a record read again byte for byte is a
+	// replay; another record of a uuid, a fragment of its message.
+	records map[string]uint64
+	held    held // the assistant message held open for its fragments (message.go)
 	// calls and resulted are kept by the call's scope and id (callKey):
 	// a sidechain sub-agent's call may reuse the id of a call of the
 	// session waiting for its result.
@@ -75,9 +80,7 @@ func (n *normalizer) Line(l *sdk.Line, out *sdk.Out) error {
 	}
 	v := l.JSON()
 	if !v.Exists() {
-		if len(sdk.TrimSpace(l.Raw)) > 0 {
-			out.Unmapped(sdk.S("non_json"))
-		}
+		n.glued(l, out)
 		return nil
 	}
 	if v.Kind() == abi.KindArray && !n.sawRecord && isHeadless(v.Index(0)) {
@@ -93,46 +96,91 @@ func (n *normalizer) Line(l *sdk.Line, out *sdk.Out) error {
 		out.Unmapped(sdk.S("non_object"))
 		return nil
 	}
-	if n.hl.on || !n.sawRecord && isHeadless(v) {
-		// qwen -p --output-format stream-json: Claude Code's shapes.
-		n.headlessLine(v, l.No, out)
-		return nil
-	}
-	if !n.sawRecord && v.Get("messages").Kind() == abi.KindArray {
+	if !n.hl.on && !n.sawRecord && !isHeadless(v) && v.Get("messages").Kind() == abi.KindArray {
 		// An older chat, one document rewritten at every turn: the
 		// Gemini CLI's session file, read by the Gemini plugin.
 		n.legacy = gemini.Plugin.New(n.opts)
 		return n.legacy.Line(l, out)
 	}
+	n.object(v, l.No, l.Raw, out)
+	return nil
+}
+
+// glued handles a line that is not one JSON value: records written one
+// after another without their newline (`}{`: an append cut short, which
+// Qwen Code's own reader recovers, jsonl-utils' recoverObjectsFromLine)
+// are read each as a line of its own; what lies outside them is counted
+// "non_json".
+func (n *normalizer) glued(l *sdk.Line, out *sdk.Out) {
+	raw := sdk.TrimSpace(l.Raw)
+	if len(raw) == 0 {
+		return
+	}
+	objs, whole := sdk.GluedObjects(raw)
+	for _, o := range objs {
+		doc, ok := sdk.Parse(o)
+		if !ok {
+			out.Unmapped(sdk.S("non_json"))
+			continue
+		}
+		n.object(doc.Root(), l.No, o, out)
+	}
+	if !whole {
+		out.Unmapped(sdk.S("non_json"))
+	}
+}
+
+// object handles one JSON object of line no (raw, its bytes): a
+// headless message, or a chat record.
+func (n *normalizer) object(v abi.Value, no int, raw []byte, out *sdk.Out) {
+	if n.hl.on || !n.sawRecord && isHeadless(v) {
+		// qwen -p --output-format stream-json: Claude Code's shapes.
+		n.headlessLine(v, no, out)
+		return
+	}
 	t := v.Get("type")
 	if t.Kind() != abi.KindString {
 		out.Unmapped(sdk.S("(no type)"))
-		return nil
+		return
 	}
 	n.start(v, out)
 	if v.Get("forkedFrom").Kind() == abi.KindObject {
 		// A record /branch copied from the session it was forked from:
 		// that session's turn, which its own run holds.
 		out.Ignored(sdk.S(forkedHistory))
-		return nil
+		return
 	}
+	fragment := false
 	if id := v.Get("uuid"); id.Kind() == abi.KindString && !id.Is("") {
-		if n.records[sdk.View(id)] {
-			// The same record again (a file copied after itself).
-			out.Ignored(sdk.S("(replayed record)"))
-			return nil
+		h := sdk.Hash64(sdk.TrimSpace(raw))
+		if seen, ok := n.records[sdk.View(id)]; ok {
+			switch {
+			case seen == h:
+				// The same record again (a file copied after itself).
+				out.Ignored(sdk.S("(replayed record)"))
+				return
+			case t.Is("assistant") && n.held.key == sdk.View(id):
+				// Another fragment of the message held open: Qwen Code
+				// joins the records that share a uuid (aggregateRecords).
+				fragment = true
+			}
 		}
 		if n.records == nil {
-			n.records = map[string]bool{}
+			n.records = map[string]uint64{}
 		}
-		n.records[id.String()] = true
+		n.records[id.String()] = h
 	}
-	r := record{v: v, no: l.No, ts: sdk.StringOf(v.Get("timestamp")), scope: n.scope(v, out)}
+	if !fragment && !(t.Is("system") && v.Get("subtype").Is("ui_telemetry")) {
+		// Any other record ends the message held open (a telemetry
+		// record, beside the conversation, may come between fragments).
+		n.release(out)
+	}
+	r := record{v: v, no: no, ts: sdk.StringOf(v.Get("timestamp")), scope: n.scope(v, out)}
 	switch sdk.Name(t) {
 	case "user":
 		n.user(r, out)
 	case "assistant":
-		n.assistant(r, out)
+		n.assistant(r, out, fragment)
 	case "tool_result":
 		n.toolResult(r, out)
 	case "system":
@@ -140,7 +188,6 @@ func (n *normalizer) Line(l *sdk.Line, out *sdk.Out) error {
 	default:
 		out.Unmapped(sdk.S(sdk.TypeName(t)))
 	}
-	return nil
 }
 
 // record is one chat record and what every handler needs of it.
@@ -200,6 +247,23 @@ func (n *normalizer) scope(v abi.Value, out *sdk.Out) sdk.Str {
 	return sdk.Text(id)
 }
 
+// Qwen Code wraps a UserPromptSubmit hook's additionalContext in these
+// tags, as a part of its own after the prompt's
+// (hooks/user-prompt-submit-context.ts).
+const (
+	hookContextOpen  = "<qwen:user-prompt-submit-context>"
+	hookContextClose = "</qwen:user-prompt-submit-context>"
+)
+
+// hookContext says whether a part's text is wholly a hook's tagged
+// context (around whitespace), as Qwen Code reads it
+// (isUserPromptSubmitContextPartText): the tag mixed with other text is
+// the user's.
+func hookContext(t string) bool {
+	t = strings.TrimSpace(t)
+	return len(t) >= len(hookContextOpen)+len(hookContextClose) && strings.HasPrefix(t, hookContextOpen) && strings.HasSuffix(t, hookContextClose)
+}
+
 // user handles a user record: the prompt (a mid-turn message the user
 // typed too, and what the user said in a Realtime voice dialogue,
 // subtype realtime_message), or, with another subtype (a notification, a
@@ -212,7 +276,9 @@ func (n *normalizer) user(r record, out *sdk.Out) {
 	}
 	opened, said := false, false
 	key := r.key()
-	it := r.v.Path("message", "parts").Iter()
+	parts := r.v.Path("message", "parts")
+	several := parts.Len() > 1
+	it := parts.Iter()
 	for it.Next() {
 		p := it.Value()
 		if fr := p.Get("functionResponse"); fr.Kind() == abi.KindObject {
@@ -230,8 +296,9 @@ func (n *normalizer) user(r record, out *sdk.Out) {
 			opened = true
 		}
 		o := origin
-		if o == sdk.OriginPrompt && gemini.InjectedContext(txt.Raw()[1:]) {
-			// @file contents the CLI added to the prompt.
+		if o == sdk.OriginPrompt && (gemini.InjectedContext(txt.Raw()[1:]) || several && hookContext(sdk.View(txt))) {
+			// @file contents the CLI added to the prompt, or a
+			// UserPromptSubmit hook's additional context.
 			o = sdk.OriginInjected
 		}
 		out.Block(key, -1, sdk.Block{Type: sdk.BlockText, Text: sdk.Text(txt), Origin: o})

@@ -48,7 +48,7 @@ func (n *normalizer) system(r record, out *sdk.Out) {
 		case m.Get("parts").Kind() != abi.KindArray:
 			out.Ignored(sdk.S("system/realtime_message"))
 		case m.Get("role").Is("model"):
-			n.assistant(r, out)
+			n.assistant(r, out, false)
 		default:
 			n.user(r, out)
 		}
