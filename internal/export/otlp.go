@@ -842,9 +842,17 @@ func (x *otlpExport) content(ctx context.Context, ev *transcript.Event, k stepKe
 		// with its own call (a call outside the range has no span).
 		call := -1
 		if t.CallID != "" {
+			// A revised call has one span, at the version before its
+			// result (the latest before it), from its first version's
+			// time, stating its latest version.
 			var again bool
-			if call, again, _ = tools.pairs.Feed(ev); again {
-				return // a later version of a call: its span states it
+			call, again, _ = tools.pairs.Feed(ev)
+			open, from := tools.revised.opens(call, ev.Seq, again)
+			if !open {
+				return
+			}
+			if !from.IsZero() {
+				ts = from
 			}
 			if latest := tools.revised.call(call); latest != nil {
 				t = latest
