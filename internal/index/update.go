@@ -913,7 +913,7 @@ func (ix *Index) updateFile(ctx context.Context, b *batch, path, id string, row 
 		b.texts = map[textKey]int64{} // a long run's map is not kept for the next
 	}
 	clear(b.texts)
-	w := &writer{batch: b, run: run, whole: from == 0, docs: map[int][]int64{}, done: map[int][]int64{}, doneStatus: map[int]string{}}
+	w := &writer{batch: b, run: run, whole: from == 0, docs: map[int][]int64{}, done: map[int][]int64{}, doneStatus: map[int]string{}, resultDocs: map[int][]int64{}}
 	end, err := w.read(ctx, io.NewSectionReader(f, from, size-from), from, st)
 	if errors.Is(err, errWhole) {
 		// A revised call or result in what the run grew by: the run is
@@ -928,7 +928,7 @@ func (ix *Index) updateFile(ctx context.Context, b *batch, path, id string, row 
 		run = &runRow{id: id, rid: run.rid, providers: ",", models: ","}
 		from = 0
 		clear(b.texts)
-		w = &writer{batch: b, run: run, whole: true, docs: map[int][]int64{}, done: map[int][]int64{}, doneStatus: map[int]string{}}
+		w = &writer{batch: b, run: run, whole: true, docs: map[int][]int64{}, done: map[int][]int64{}, doneStatus: map[int]string{}, resultDocs: map[int][]int64{}}
 		end, err = w.read(ctx, io.NewSectionReader(f, 0, size), 0, st)
 	}
 	if err != nil {
@@ -1035,6 +1035,12 @@ type writer struct {
 	// own, and a revised call's new version takes theirs.
 	done       map[int][]int64
 	doneStatus map[int]string
+	// resultDocs are, by number, the documents of the results of each
+	// call answered in this read, which a revised result gives its
+	// outcome too (their versions, as the call's); resultCall is the
+	// number of the call the line being read answers (-1: none).
+	resultDocs map[int][]int64
+	resultCall int
 	// flushed says the documents of the run read before this read of a
 	// grown file are in docs, where textRowSQL finds them (shared).
 	flushed bool
@@ -1416,6 +1422,7 @@ func (w *writer) event(ctx context.Context, ev *line, t time.Time, off int64, st
 		ts = 0
 	}
 	p := &ev.Payload
+	w.resultCall = -1
 	switch transcript.EventType(ev.Type) {
 	case transcript.RunStarted:
 		r.name, r.parent, r.started = p.Name, ev.ParentRunID, ts
@@ -1524,6 +1531,9 @@ func (w *writer) event(ctx context.Context, ev *line, t time.Time, off int64, st
 				w.docs[call] = append(w.docs[call], id)
 			}
 		}
+		if d.kind == "tool_result" && w.resultCall >= 0 {
+			w.resultDocs[w.resultCall] = append(w.resultDocs[w.resultCall], id)
+		}
 		// A call's status comes with its result (setOutcome), which
 		// counts for both; every other document's is its own from here.
 		if d.status == transcript.StatusError && d.kind != "tool_call" {
@@ -1547,7 +1557,7 @@ func (w *writer) setOutcome(ctx context.Context, result *line, status string) er
 		if k, ok := w.pairs.Result(callID, result.Path, result.Iteration); ok {
 			ids = w.docs[k]
 			delete(w.docs, k)
-			w.done[k], w.doneStatus[k] = ids, status
+			w.done[k], w.doneStatus[k], w.resultCall = ids, status, k
 		}
 	} else {
 		if err := w.flushDocs(ctx); err != nil { // the calls read since are looked up too
@@ -1628,10 +1638,20 @@ func (w *writer) reviseOutcome(ctx context.Context, result *line, status string)
 	if !ok {
 		return nil
 	}
+	w.resultCall = k
 	ids := w.done[k]
 	if again {
+		// The earlier results' documents take the new outcome too: the
+		// run's errors count its failed calls.
+		old := w.resultDocs[k]
 		if w.doneStatus[k] == transcript.StatusError {
-			w.run.errors-- // the earlier result's document counted it
+			w.run.errors -= len(old)
+		}
+		if status == transcript.StatusError {
+			w.run.errors += len(old)
+		}
+		if err := w.give(ctx, old, status); err != nil {
+			return err
 		}
 	} else {
 		ids = w.docs[k]
