@@ -115,7 +115,10 @@ func (e *RefusedError) Error() string {
 // tool_use block stays in its message: an assistant message holding the
 // id of an answered call is held until the tool.call events after it say
 // whether the block is a new call or the answered one written again (a
-// message rewritten in place), which is left out as before.
+// message rewritten in place), which is left out as before. A revised
+// call or result (transcript.RevisedField) is written once, at its first
+// version, in its latest (revisionsOf reads them first, in a pass over
+// the run's outline, and a whole one only when it finds one).
 func ExportMessages(ctx context.Context, w io.Writer, run Run, opts MessagesOptions) (*MessagesReport, error) {
 	if opts.Format != FormatOpenAI && opts.Format != FormatAnthropic {
 		return nil, fmt.Errorf("message format %q: want %s or %s", opts.Format, FormatOpenAI, FormatAnthropic)
