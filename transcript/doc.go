@@ -92,6 +92,22 @@
 // so that none counts a reused call id's calls differently ([PairEvents]
 // pairs a run's events at once).
 //
+// # Revised calls and results
+//
+// An archived session's agent may change in place what it wrote before
+// (a document rewritten at every turn, a database row updated): the
+// archive then writes the changed message, call or result again, in its
+// new version, with [RevisedField] ("revised": true) in its payload.
+// Both versions stay in the transcript. A revised tool.call is a new
+// version of the latest call of its id, and a revised tool.result of the
+// latest result of its id, whose outcome it replaces: [Pairer.Feed] says
+// so (again), and every reader counts such a call once, with its latest
+// input and outcome ([Superseded] names the versions replaced,
+// [PairEvents] pairs every version with the latest result). A
+// transcript written before the mark existed holds the new version
+// unmarked: read as a call of its own, it still counts twice (the
+// earlier version dangling) until the session is archived again.
+//
 // # Ownership and concurrency
 //
 // Values in this package are plain data with no hidden sharing: a decoded

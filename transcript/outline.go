@@ -1,6 +1,7 @@
 package transcript
 
 import (
+	"encoding/json"
 	"strconv"
 	"time"
 
@@ -17,7 +18,8 @@ import (
 //     timestamp); its Extra only for the event types below that are
 //     DecodeEvent's whole;
 //   - of a message's payload, each block's Type and Fidelity only;
-//   - of a tool event's payload, CallID and Fidelity only;
+//   - of a tool event's payload, CallID, Fidelity and its [RevisedField]
+//     mark only;
 //   - any other event (run.*, step.*, an unknown type) as DecodeEvent
 //     decodes it, whole.
 //
@@ -54,7 +56,11 @@ func outlineOf(ev *Event) *Event {
 	case *ToolPayload:
 		o := *ev
 		o.Extra = nil
-		o.Payload = &ToolPayload{CallID: p.CallID, Fidelity: p.Fidelity}
+		q := &ToolPayload{CallID: p.CallID, Fidelity: p.Fidelity}
+		if p.Revised() {
+			q.Extra = map[string]json.RawMessage{RevisedField: json.RawMessage("true")}
+		}
+		o.Payload = q
 		return &o
 	}
 	return ev
@@ -479,6 +485,12 @@ func (s *outlineScan) payload(e *Event, depth int) bool {
 				return 10, s.intField(nil)
 			case "raw_line":
 				return 11, s.intField(nil)
+			case RevisedField:
+				if s.lit("true") {
+					p.Extra = map[string]json.RawMessage{RevisedField: json.RawMessage("true")}
+					return 12, true
+				}
+				return 12, s.value(d)
 			}
 			return 0, s.value(d)
 		})

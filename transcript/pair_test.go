@@ -1,6 +1,7 @@
 package transcript
 
 import (
+	"encoding/json"
 	"slices"
 	"strconv"
 	"strings"
@@ -186,4 +187,81 @@ func FuzzPairer(f *testing.F) {
 			t.Fatalf("%v: dangling %v, want %v", in, d, dangling)
 		}
 	})
+}
+
+// TestPairerRevised: a call or result marked revised (the archive read
+// it again, changed, from a rewritten document or an updated row) is a
+// new version of the latest one of its id, not one more: it is counted
+// once, and a revised result's outcome replaces the earlier one's.
+func TestPairerRevised(t *testing.T) {
+	// Ops: "c<id>" a call, "C<id>" a revised call, "r<id>" a result,
+	// "R<id>" a revised result; "@path[.iteration]" as in pairOps.
+	for _, tc := range []struct {
+		name     string
+		ops      string
+		nums     []int  // per op, the call's number or the call answered (-1: none)
+		again    []bool // per op
+		dangling []int
+		calls    int
+	}{
+		{"a streaming call finished in the next part", "ca@s.0 Ca@s.1 ra@s.1", []int{0, 0, 0}, []bool{false, true, false}, nil, 1},
+		{"a streaming call still dangling", "ca Ca", []int{0, 0}, []bool{false, true}, []int{0}, 1},
+		{"a call revised after its result stays answered", "ca ra Ca", []int{0, 0, 0}, []bool{false, false, true}, nil, 1},
+		{"a revised result replaces the outcome", "ca ra Ra", []int{0, 0, 0}, []bool{false, false, true}, nil, 1},
+		{"call and result revised", "ca ra Ca Ra", []int{0, 0, 0, 0}, []bool{false, false, true, true}, nil, 1},
+		{"the latest call of a reused id", "ca ra ca Ca ra", []int{0, 0, 1, 1, 1}, []bool{false, false, false, true, false}, nil, 2},
+		{"a revised call with no earlier one is a call", "Ca ra", []int{0, 0}, []bool{false, false}, nil, 1},
+		{"a revised result with no earlier one answers", "ca Ra", []int{0, 0}, []bool{false, false}, nil, 1},
+		{"a revised result with no call answers none", "Ra", []int{-1}, []bool{false}, nil, 0},
+		{"another id is not revised", "ca Cb rb", []int{0, 1, 1}, []bool{false, false, false}, []int{0}, 2},
+		{"a revised call waits as its new step", "ca@x Ca@y ca@x ra@y", []int{0, 0, 1, 0}, []bool{false, true, false, false}, []int{1}, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var p Pairer
+			var nums []int
+			var again []bool
+			for _, f := range strings.Fields(tc.ops) {
+				op := pairOps(t, strings.ToLower(f[:1])+f[1:])[0]
+				typ := ToolResult
+				if op.call {
+					typ = ToolCall
+				}
+				tp := &ToolPayload{Name: "bash", CallID: op.id}
+				if f[0] == 'C' || f[0] == 'R' {
+					tp.Extra = map[string]json.RawMessage{RevisedField: json.RawMessage("true")}
+				}
+				n, a, ok := p.Feed(&Event{Type: typ, Path: op.path, Iteration: op.iteration, Payload: tp})
+				if !ok {
+					n = -1
+				}
+				nums, again = append(nums, n), append(again, a)
+			}
+			if !slices.Equal(nums, tc.nums) || !slices.Equal(again, tc.again) {
+				t.Errorf("numbers %v again %v, want %v %v", nums, again, tc.nums, tc.again)
+			}
+			if d := p.Dangling(); !slices.Equal(d, tc.dangling) {
+				t.Errorf("dangling %v, want %v", d, tc.dangling)
+			}
+			if p.Calls() != tc.calls {
+				t.Errorf("Calls() %d, want %d", p.Calls(), tc.calls)
+			}
+		})
+	}
+}
+
+// TestPairEventsRevised: every version of a revised call maps to the
+// latest result, and so does the call of a revised result.
+func TestPairEventsRevised(t *testing.T) {
+	tool := func(typ EventType, revised bool) *Event {
+		tp := &ToolPayload{Name: "bash", CallID: "a"}
+		if revised {
+			tp.Extra = map[string]json.RawMessage{RevisedField: json.RawMessage("true")}
+		}
+		return &Event{Type: typ, Path: "s", Payload: tp}
+	}
+	c1, r1, c2, r2 := tool(ToolCall, false), tool(ToolResult, false), tool(ToolCall, true), tool(ToolResult, true)
+	got := PairEvents([]*Event{c1, r1, c2, r2})
+	if len(got) != 2 || got[c1] != r2 || got[c2] != r2 {
+		t.Fatalf("PairEvents: %d pairs, c1->%p, c2->%p, want both r2 %p (r1 %p)", len(got), got[c1], got[c2], r2, r1)
+	}
 }

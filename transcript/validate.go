@@ -531,6 +531,15 @@ func (v *validator) close(m map[stepKey]int, key stepKey, n int, t EventType) {
 
 func (v *validator) tool(n int, ev *Event, p *ToolPayload) {
 	id := p.CallID
+	if ev.Type == ToolCall && p.Revised() {
+		// A new version of an earlier call: the same call.
+		if c, again := v.tools.ReviseCall(id, ev.Path, ev.Iteration); again {
+			v.toolCalls[c] = DanglingCall{Line: n, CallID: id, Name: p.Name, Path: ev.Path, Iteration: ev.Iteration}
+			return
+		}
+		v.toolCalls = append(v.toolCalls, DanglingCall{Line: n, CallID: id, Name: p.Name, Path: ev.Path, Iteration: ev.Iteration})
+		return
+	}
 	if ev.Type == ToolCall {
 		if open := v.tools.Waiting(id); len(open) > 0 {
 			v.warn(n, codeToolCallDuplicate, "call_id %q reused while the call at line %d has no result", id, v.toolCalls[open[0]].Line)
@@ -540,8 +549,15 @@ func (v *validator) tool(n int, ev *Event, p *ToolPayload) {
 		return
 	}
 	// The Pairer prefers the call made by the same step: call ids are
-	// only unique within one provider session.
-	if _, ok := v.tools.Result(id, ev.Path, ev.Iteration); !ok {
+	// only unique within one provider session. A revised result is a new
+	// version of the earlier one, not a second result.
+	var ok bool
+	if p.Revised() {
+		_, _, ok = v.tools.ReviseResult(id, ev.Path, ev.Iteration)
+	} else {
+		_, ok = v.tools.Result(id, ev.Path, ev.Iteration)
+	}
+	if !ok {
 		if prev, ok := v.toolClosed[id]; ok {
 			v.errorf(n, codeToolResultDuplicate, "second tool.result for call_id %q (first at line %d)", id, prev)
 		} else {

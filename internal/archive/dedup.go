@@ -260,13 +260,18 @@ func (s *archived) read(root, runID string, each func(*transcript.Event) error) 
 func (s *archived) note(ev *transcript.Event) {
 	switch ev.Type {
 	case transcript.ToolCall:
+		// A revised call is a new version of one counted already.
 		if tp := ev.Tool(); tp != nil && tp.CallID != "" {
-			s.callN[tp.CallID]++
+			if !tp.Revised() {
+				s.callN[tp.CallID]++
+			}
 			s.callSums[tp.CallID] = append(s.callSums[tp.CallID], callSum(tp))
 		}
 	case transcript.ToolResult:
 		if tp := ev.Tool(); tp != nil && tp.CallID != "" {
-			s.resultN[tp.CallID]++
+			if !tp.Revised() {
+				s.resultN[tp.CallID]++
+			}
 			s.resultSums[tp.CallID] = append(s.resultSums[tp.CallID], resultSum(tp))
 		}
 	case transcript.MessageAssistant, transcript.MessageUser:
@@ -291,10 +296,13 @@ func (s *archived) note(ev *transcript.Event) {
 	}
 }
 
-// RevisedField marks a message of a rewritten document's part (true)
-// that replaces the message with the same id an earlier part holds: the
-// agent changed it in place. Both versions stay in the transcript.
-const RevisedField = "revised"
+// RevisedField marks a message, call or result of a rewritten
+// document's or database's part (true) that replaces the one with the
+// same id (message id, call id) an earlier part holds: the agent changed
+// it in place. Both versions stay in the transcript; readers pair and
+// count a revised call or result as the earlier one
+// (transcript.Pairer).
+const RevisedField = transcript.RevisedField
 
 // removed names the archived messages a rewritten version no longer
 // holds (their earlier parts keep them), once the version was fed.
@@ -322,6 +330,7 @@ func (s *archived) filterRewrite(ev *transcript.Event) *transcript.Event {
 				return nil
 			}
 			s.changed = append(s.changed, "call "+tp.CallID)
+			return revisedTool(ev, tp)
 		}
 	case transcript.ToolResult:
 		if tp, old := s.count(ev); old {
@@ -329,6 +338,7 @@ func (s *archived) filterRewrite(ev *transcript.Event) *transcript.Event {
 				return nil
 			}
 			s.changed = append(s.changed, "result of "+tp.CallID)
+			return revisedTool(ev, tp)
 		}
 	case transcript.MessageAssistant, transcript.MessageUser:
 		m := ev.Message()
@@ -352,11 +362,7 @@ func (s *archived) filterRewrite(ev *transcript.Event) *transcript.Event {
 				// that it replaces the earlier one for the next part.
 				s.changed = append(s.changed, "message "+m.ID)
 				cp := *m
-				cp.Extra = make(map[string]json.RawMessage, len(m.Extra)+1)
-				for k, v := range m.Extra {
-					cp.Extra[k] = v
-				}
-				cp.Extra[RevisedField] = json.RawMessage("true")
+				cp.Extra = withRevised(m.Extra)
 				e := *ev
 				e.Payload = &cp
 				return &e
@@ -369,6 +375,25 @@ func (s *archived) filterRewrite(ev *transcript.Event) *transcript.Event {
 		return tail(ev, m, same)
 	}
 	return ev
+}
+
+// withRevised is a copy of extra with the revised mark.
+func withRevised(extra map[string]json.RawMessage) map[string]json.RawMessage {
+	out := make(map[string]json.RawMessage, len(extra)+1)
+	maps.Copy(out, extra)
+	out[RevisedField] = json.RawMessage("true")
+	return out
+}
+
+// revisedTool is ev, a call or result whose content differs from the
+// archived one of its call id, marked revised: a reader takes it for a
+// new version of that one (transcript.Pairer), not one more.
+func revisedTool(ev *transcript.Event, tp *transcript.ToolPayload) *transcript.Event {
+	cp := *tp
+	cp.Extra = withRevised(tp.Extra)
+	e := *ev
+	e.Payload = &cp
+	return &e
 }
 
 // tail is ev with its message's blocks from n on (the earlier ones are

@@ -197,8 +197,11 @@
 // kept. A filter compares it with what the run holds, by the provider's
 // ids: what is unchanged is dropped, a message that gained blocks keeps
 // the new ones, and a message, call or result whose content differs is
-// kept whole in its new version (a message marked "revised": it replaces
-// the one with the same id for later comparisons), named in the part's
+// kept whole in its new version, marked "revised" (RevisedField,
+// transcript.RevisedField: a message replaces the one with the same id
+// for later comparisons; a call or result is read by every reader as a
+// new version of the earlier one of its call id, transcript.Pairer, not
+// one more, and the filter counts it no more), named in the part's
 // "source.changed" and in the outcome's reason (a rewrite that is not a
 // pure append), as is a message the new version no longer holds. Any
 // other file that no longer starts with what its run holds (a JSON Lines

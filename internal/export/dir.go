@@ -208,6 +208,13 @@ type pendingCall struct {
 	tool      *transcript.ToolPayload
 }
 
+// answered is a call with the result its tool line was written with.
+type answered struct {
+	call   *pendingCall
+	resSeq uint64
+	status string
+}
+
 type toolStats struct {
 	calls, ok, failed, denied, cancelled, dangling int
 }
@@ -259,6 +266,7 @@ type summary struct {
 	delivOrder  []string
 	moreDeliv   int
 	errorCount  int
+	errorSeqs   []uint64 // the seq of each of firstErrors
 	warnings    []string
 	childSteps  map[string]*stepSummary
 	models      map[string]bool
@@ -266,6 +274,13 @@ type summary struct {
 	cost        float64
 	costKnown   bool
 	firstErrors []string
+
+	// done are the answered calls, by their numbers, and replaced the
+	// result seqs whose tool and error lines a revised result (its new
+	// version: transcript.Pairer) replaced, which close leaves out.
+	done     map[int]*answered
+	replaced map[uint64]bool
+	dir      string
 }
 
 func newSummary(dir string) (*summary, error) {
@@ -280,6 +295,7 @@ func newSummary(dir string) (*summary, error) {
 	}
 	return &summary{tools: tools, errs: errs, tw: bufio.NewWriter(tools), ew: bufio.NewWriter(errs),
 		open: map[stepKey]*stepSummary{}, pending: map[int]*pendingCall{}, byTool: map[string]*toolStats{},
+		done: map[int]*answered{}, replaced: map[uint64]bool{}, dir: dir,
 		skills: map[string]int{}, deliv: map[string]*deliverable{}, childSteps: map[string]*stepSummary{},
 		models: map[string]bool{}}, nil
 }
@@ -291,7 +307,70 @@ func (s *summary) close() error {
 		errs = append(errs, s.toolLine(s.pending[k], nil, 0, time.Time{}))
 	}
 	errs = append(errs, s.tw.Flush(), s.ew.Flush(), s.tools.Close(), s.errs.Close())
+	if len(s.replaced) > 0 {
+		errs = append(errs, s.dropReplaced("tools.jsonl", "result_seq", ""), s.dropReplaced("errors.jsonl", "seq", "tool_"))
+	}
 	return errors.Join(errs...)
+}
+
+// dropReplaced rewrites logs/name without the lines whose field (and
+// kind, starting with kindPrefix, when given) names a result a revised
+// one replaced: each call keeps the line of its latest outcome.
+func (s *summary) dropReplaced(name, field, kindPrefix string) error {
+	path := filepath.Join(s.dir, "logs", name)
+	in, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	var out []byte
+	for line := range strings.SplitSeq(string(in), "\n") {
+		if line == "" {
+			continue
+		}
+		m := map[string]json.RawMessage{}
+		var seq uint64
+		var kind string
+		if json.Unmarshal([]byte(line), &m) == nil && json.Unmarshal(m[field], &seq) == nil && s.replaced[seq] &&
+			(kindPrefix == "" || json.Unmarshal(m["kind"], &kind) == nil && strings.HasPrefix(kind, kindPrefix)) {
+			continue
+		}
+		out = append(append(out, line...), '\n')
+	}
+	if err := os.WriteFile(path, out, 0o600); err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	return nil
+}
+
+// unanswer takes back what the tool line of a's result counted, once a
+// revised result replaced it.
+func (s *summary) unanswer(a *answered) {
+	s.replaced[a.resSeq] = true
+	if st := s.byTool[a.call.tool.Name]; st != nil {
+		st.count(a.status, -1)
+	}
+	if a.status == transcript.StatusOK || a.status == "completed" {
+		return
+	}
+	s.errorCount--
+	if i := slices.Index(s.errorSeqs, a.resSeq); i >= 0 {
+		s.errorSeqs = slices.Delete(s.errorSeqs, i, i+1)
+		s.firstErrors = slices.Delete(s.firstErrors, i, i+1)
+	}
+}
+
+// count adds d to the counter of a result's status.
+func (st *toolStats) count(status string, d int) {
+	switch status {
+	case transcript.StatusOK, "completed":
+		st.ok += d
+	case "denied", "declined":
+		st.denied += d
+	case transcript.StatusCancelled:
+		st.cancelled += d
+	default:
+		st.failed += d
+	}
 }
 
 func (s *summary) writeJSON(w *bufio.Writer, v any) error {
@@ -313,6 +392,7 @@ func (s *summary) errorLine(kind string, seq uint64, path, message string, extra
 			where = " (" + path + ")"
 		}
 		s.firstErrors = append(s.firstErrors, fmt.Sprintf("%s%s, seq %d: %s", kind, where, seq, oneLine(message, 300)))
+		s.errorSeqs = append(s.errorSeqs, seq)
 	}
 	m := map[string]any{"run_id": s.runID, "seq": seq, "kind": kind, "message": message}
 	if path != "" {
@@ -351,23 +431,8 @@ func (s *summary) toolLine(c *pendingCall, res *transcript.ToolPayload, resSeq u
 		}
 		return s.writeJSON(s.tw, m)
 	}
-	status := res.Status
-	if status == "" {
-		status = transcript.StatusOK
-		if res.Error != "" {
-			status = transcript.StatusError
-		}
-	}
-	switch status {
-	case transcript.StatusOK, "completed":
-		st.ok++
-	case "denied", "declined":
-		st.denied++
-	case transcript.StatusCancelled:
-		st.cancelled++
-	default:
-		st.failed++
-	}
+	status := resultStatus(res)
+	st.count(status, 1)
 	m["status"], m["result_seq"], m["ended"] = status, resSeq, resAt.UTC().Format(vocab.TimeLayout)
 	if !c.at.IsZero() && !resAt.IsZero() {
 		m["duration_ms"] = resAt.Sub(c.at).Milliseconds()
@@ -395,6 +460,17 @@ func (s *summary) toolLine(c *pendingCall, res *transcript.ToolPayload, resSeq u
 		}
 	}
 	return s.writeJSON(s.tw, m)
+}
+
+// resultStatus is the status of a result's tool line.
+func resultStatus(res *transcript.ToolPayload) string {
+	if res.Status != "" {
+		return res.Status
+	}
+	if res.Error != "" {
+		return transcript.StatusError
+	}
+	return transcript.StatusOK
 }
 
 // noteDeliverables records the files an edit call writes.
@@ -543,16 +619,36 @@ func (s *summary) event(ev *transcript.Event) error {
 		if t == nil {
 			return nil
 		}
-		s.noteSkill(t)
+		k, again, _ := s.pairs.Feed(ev)
+		if !again {
+			s.noteSkill(t)
+		}
 		s.noteDeliverables(ev.Seq, t)
-		s.pending[s.pairs.Call(t.CallID, ev.Path, ev.Iteration)] = &pendingCall{seq: ev.Seq, path: ev.Path, iteration: ev.Iteration, at: ev.Timestamp, tool: t}
+		c := &pendingCall{seq: ev.Seq, path: ev.Path, iteration: ev.Iteration, at: ev.Timestamp, tool: t}
+		switch old := s.pending[k]; {
+		case !again:
+			s.pending[k] = c
+		case old != nil:
+			// A new version of a call still waiting (revised): its
+			// latest input, from when it started.
+			c.at = old.at
+			s.pending[k] = c
+		}
+		// A call revised after its result keeps the line written with
+		// that result.
 	case transcript.ToolResult:
 		t := ev.Tool()
 		if t == nil {
 			return nil
 		}
 		var c *pendingCall
-		if k, ok := s.pairs.Result(t.CallID, ev.Path, ev.Iteration); ok {
+		k, again, ok := s.pairs.Feed(ev)
+		if ok && again && s.done[k] != nil {
+			// A new version of the result (revised): its line replaces
+			// the earlier one's.
+			c = s.done[k].call
+			s.unanswer(s.done[k])
+		} else if ok {
 			c = s.pending[k]
 			delete(s.pending, k)
 		}
@@ -566,6 +662,9 @@ func (s *summary) event(ev *transcript.Event) error {
 					d[p].status = t.Status
 				}
 			}
+		}
+		if ok {
+			s.done[k] = &answered{call: c, resSeq: ev.Seq, status: resultStatus(t)}
 		}
 		return s.toolLine(c, t, ev.Seq, ev.Timestamp)
 	}

@@ -48,6 +48,18 @@
 //     call id that repeats in a conversation, the second and later calls
 //     of an id are written as <id>-2, <id>-3 (the first free such id) in
 //     their call and result alike ([MessagesReport.Renamed]).
+//   - A revised call or result (transcript.RevisedField: a new version
+//     of an earlier one, written by the archive) is that call, counted
+//     once, with its latest input and outcome: the run folder's tool log
+//     has one line per call, of its latest outcome (a line written before
+//     a revised result came is left out when the folder is finished, as
+//     is its error line); a call revised before its result is one OTLP
+//     span, opened at that version from its first version's time, and
+//     OTLP and the message lists write the latest version of a call or
+//     result at its first (a first pass reads the latest versions:
+//     revisionsOf, or scanRun's); the page shows every version where it
+//     is, each replaced one saying so, and the latest in the call's
+//     slot.
 //   - Child run ids read from files are checked as run ids before they
 //     become paths; non-regular files are refused before they are opened.
 package export

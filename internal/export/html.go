@@ -129,6 +129,10 @@ type treeNode struct {
 	// dangling holds the numbers of the calls without a result
 	// (transcript.Pairer numbers them in file order).
 	dangling map[int]bool
+	// replaced are the seqs of the calls and results a later revised
+	// version replaces (transcript.Pairer): the page shows them where
+	// they are, and the latest version in the call's slot.
+	replaced map[uint64]bool
 	lastSeq  uint64
 	// skipped are the linked child runs not followed (runtree's rules),
 	// shown as warnings.
@@ -168,6 +172,8 @@ func (h *htmlWriter) read(ctx context.Context, path string, outline bool, fn fun
 func (h *htmlWriter) tree(ctx context.Context, r Run, _ int) (runtree.Visited[Run, *treeNode], error) {
 	n := &treeNode{run: r, status: "running", calls: map[string]bool{}, dangling: map[int]bool{}, fidelityN: map[transcript.Fidelity]int{}}
 	var pairs transcript.Pairer
+	var callSeq, resultSeq []uint64 // by call number, of its latest version and result
+	n.replaced = map[uint64]bool{}
 	open := map[stepKey]*treeStep{}
 	var order []stepKey // the open steps' keys in start order, to find parents
 	// A throwaway redactor: the first pass only must not see secrets; the
@@ -235,12 +241,22 @@ func (h *htmlWriter) tree(ctx context.Context, r Run, _ int) (runtree.Visited[Ru
 			}
 		case transcript.ToolCall:
 			if t := ev.Tool(); t != nil {
-				pairs.Add(ev)
+				k, again, _ := pairs.Feed(ev)
 				n.calls[t.CallID] = true
+				if again {
+					n.replaced[callSeq[k]], callSeq[k] = true, ev.Seq
+					break
+				}
+				callSeq, resultSeq = append(callSeq, ev.Seq), append(resultSeq, 0)
 				n.fidelityN[t.Fidelity]++
 			}
 		case transcript.ToolResult:
-			pairs.Add(ev)
+			if k, again, ok := pairs.Feed(ev); ok {
+				if again {
+					n.replaced[resultSeq[k]] = true
+				}
+				resultSeq[k] = ev.Seq
+			}
 		case transcript.MessageUser, transcript.MessageAssistant:
 			if m := ev.Message(); m != nil {
 				for _, b := range m.Blocks {
@@ -579,7 +595,8 @@ func (h *htmlWriter) run(ctx context.Context, n *treeNode, depth int) error {
 	// pair with calls by transcript.Pairer's rule, from the run's start
 	// (as the tree's pass numbers them), and a result takes the slot of
 	// the call it answers (slots, of the calls waiting; ord counts the
-	// calls of each id).
+	// calls of each id; every version of a revised call has the same
+	// slot, and a result replaced by a revised one none).
 	var pairs transcript.Pairer
 	ord, slots := map[string]int{}, map[int]string{}
 	closeTo := func(k stepKey) {
@@ -600,15 +617,17 @@ func (h *htmlWriter) run(ctx context.Context, n *treeNode, depth int) error {
 			return errWindowEnd
 		}
 		slot, call := "", -1
-		if k, ok := pairs.Add(ev); ok {
+		if k, again, ok := pairs.Feed(ev); ok {
 			call = k
-			if ev.Type == transcript.ToolCall {
+			if ev.Type == transcript.ToolCall && !again {
 				id := ev.Tool().CallID
 				ord[id]++
-				slot = callSlot(n.id, id, ord[id])
-				slots[k] = slot
-			} else {
+				slots[k] = callSlot(n.id, id, ord[id])
+			}
+			if !n.replaced[ev.Seq] {
 				slot = slots[k]
+			}
+			if ev.Type == transcript.ToolResult && !n.replaced[ev.Seq] {
 				delete(slots, k)
 			}
 		}
@@ -809,8 +828,16 @@ func (h *htmlWriter) toolCall(n *treeNode, ev *transcript.Event, id string) {
 	if t.Kind != "" {
 		h.p(` <span class="dim">%s</span>`, esc(string(t.Kind)))
 	}
+	if t.Revised() {
+		h.p(` <span class="dim">revised</span>`)
+	}
 	h.p(` <code>%s</code> %s%s</div>`, esc(t.CallID), h.fidelity(t.Fidelity), h.rawLink(n.id, ev.Seq))
 	h.input(t.Name, t.Command, t.Input)
+	if id == "" {
+		// A version a later revised one replaces: its result goes there.
+		h.p(`<div class="pending">a later version of this call follows</div></div>` + "\n")
+		return
+	}
 	h.p(`<div class="slot" data-slot="%s"><div class="pending">no result recorded (yet)</div></div></div>`+"\n", esc(id))
 }
 
@@ -829,8 +856,13 @@ func (h *htmlWriter) toolResult(n *treeNode, ev *transcript.Event, id string) {
 		}
 	}
 	h.p(`<div class="result ev" id="%s" data-for="%s"><div class="th">result %s %s%s`, h.anchor(n.id, ev.Seq), esc(id), badge(status), h.when(ev.Timestamp), h.rawLink(n.id, ev.Seq))
-	if !n.calls[t.CallID] {
+	switch {
+	case !n.calls[t.CallID]:
 		h.p(` of <b>%s</b> <code>%s</code> (its call is not in the transcript)`, esc(t.Name), esc(t.CallID))
+	case n.replaced[ev.Seq]:
+		h.p(` of <code>%s</code> <span class="dim">replaced by a later version</span>`, esc(t.CallID))
+	case t.Revised():
+		h.p(` <span class="dim">revised</span>`)
 	}
 	if t.ExitCode != nil {
 		h.p(` <span class="exit">exit %d</span>`, *t.ExitCode)

@@ -115,7 +115,10 @@ func (e *RefusedError) Error() string {
 // tool_use block stays in its message: an assistant message holding the
 // id of an answered call is held until the tool.call events after it say
 // whether the block is a new call or the answered one written again (a
-// message rewritten in place), which is left out as before.
+// message rewritten in place), which is left out as before. A revised
+// call or result (transcript.RevisedField) is written once, at its first
+// version, in its latest (revisionsOf reads them first, in a pass over
+// the run's outline, and a whole one only when it finds one).
 func ExportMessages(ctx context.Context, w io.Writer, run Run, opts MessagesOptions) (*MessagesReport, error) {
 	if opts.Format != FormatOpenAI && opts.Format != FormatAnthropic {
 		return nil, fmt.Errorf("message format %q: want %s or %s", opts.Format, FormatOpenAI, FormatAnthropic)
@@ -131,13 +134,18 @@ func ExportMessages(ctx context.Context, w io.Writer, run Run, opts MessagesOpti
 		return nil, err
 	}
 	found := opts.Path == ""
-	err := runEvents(ctx, run, func(ev *transcript.Event) error {
-		if opts.Path != "" {
-			if ev.Path != opts.Path && !strings.HasPrefix(ev.Path, opts.Path+".") {
-				return nil
-			}
-			found = true
+	kept := func(ev *transcript.Event) bool {
+		return opts.Path == "" || ev.Path == opts.Path || strings.HasPrefix(ev.Path, opts.Path+".")
+	}
+	var err error
+	if m.revised, err = revisionsOf(ctx, run, kept); err != nil {
+		return m.rep, err
+	}
+	err = runEvents(ctx, run, func(ev *transcript.Event) error {
+		if !kept(ev) {
+			return nil
 		}
+		found = true
 		return m.event(ev)
 	})
 	if err == nil && !found {
@@ -195,6 +203,10 @@ type msgWriter struct {
 	// tool.result event answers them.
 	pairs transcript.Pairer
 	byNum map[int]*msgCall
+	// revised holds the latest version of each call and result revised
+	// later (revisionsOf): written at the first version, the later ones
+	// left out.
+	revised *revisions
 	// held is an assistant message with a block of an answered call's id,
 	// kept until the events after it say whether that is a new call.
 	held *asstMsg
@@ -332,7 +344,13 @@ func (m *msgWriter) event(ev *transcript.Event) error {
 		if t == nil || t.CallID == "" {
 			return nil
 		}
-		k := m.pairs.Call(t.CallID, ev.Path, ev.Iteration)
+		k, again, _ := m.pairs.Feed(ev)
+		if again {
+			return nil // a new version of a call written already
+		}
+		if latest := m.revised.call(k); latest != nil {
+			t = latest
+		}
 		ic := m.ids(t.CallID)
 		n := ic.events
 		ic.events++
@@ -375,9 +393,16 @@ func (m *msgWriter) event(ev *transcript.Event) error {
 		}
 		var c *msgCall
 		if t.CallID != "" {
-			if k, ok := m.pairs.Result(t.CallID, ev.Path, ev.Iteration); ok {
+			k, again, ok := m.pairs.Feed(ev)
+			if again {
+				return nil // a new version of a result written already
+			}
+			if ok {
 				c = m.byNum[k]
 				delete(m.byNum, k)
+				if latest := m.revised.result(k); latest != nil {
+					t = latest
+				}
 			}
 		}
 		ic := m.byID[t.CallID]

@@ -281,13 +281,16 @@ type runInfo struct {
 	// agentLike: messages or tools outside any step (a sub-agent's run).
 	agentLike bool
 	completed bool
+	// revised: the latest versions of revised calls and results.
+	revised *revisions
 }
 
 func scanRun(ctx context.Context, run Run) (*runInfo, error) {
-	info := &runInfo{steps: map[uint64]*stepInfo{}}
+	info := &runInfo{steps: map[uint64]*stepInfo{}, revised: newRevisions()}
 	open := map[stepKey]uint64{}
 	err := runEvents(ctx, run, func(ev *transcript.Event) error {
 		k := stepKey{ev.Path, ev.Iteration}
+		info.revised.note(ev)
 		switch ev.Type {
 		case transcript.RunStarted:
 			if p := ev.Step(); p != nil {
@@ -343,10 +346,15 @@ type openTool struct {
 
 // openTools are a run's tool calls awaiting their results: results pair
 // with calls by transcript.Pairer's rule (a provider may reuse a call
-// id), and open holds the spans of the calls exported, by their numbers.
+// id; a revised call or result is a new version of one, stated by the
+// span of its first: see runInfo), and open holds the spans of the calls
+// exported, by their numbers.
 type openTools struct {
 	pairs transcript.Pairer
 	open  map[int]*openTool
+	// revised is runInfo's: the latest versions of revised calls and
+	// results, stated by the span of the first.
+	revised *revisions
 }
 
 func (x *otlpExport) inRange(seq uint64) bool {
@@ -390,7 +398,7 @@ func (x *otlpExport) exportRun(ctx context.Context, run Run, traceID trace.Trace
 		lastTime  time.Time
 		steps     = map[stepKey]*openStep{}
 		order     []stepKey
-		tools     = &openTools{open: map[int]*openTool{}}
+		tools     = &openTools{open: map[int]*openTool{}, revised: info.revised}
 		runInput  []map[string]any
 		runEnded  bool
 		runLast   time.Time // the latest event time outside any step
@@ -834,7 +842,21 @@ func (x *otlpExport) content(ctx context.Context, ev *transcript.Event, k stepKe
 		// with its own call (a call outside the range has no span).
 		call := -1
 		if t.CallID != "" {
-			call = tools.pairs.Call(t.CallID, ev.Path, ev.Iteration)
+			// A revised call has one span, at the version before its
+			// result (the latest before it), from its first version's
+			// time, stating its latest version.
+			var again bool
+			call, again, _ = tools.pairs.Feed(ev)
+			open, from := tools.revised.opens(call, ev.Seq, again)
+			if !open {
+				return
+			}
+			if !from.IsZero() {
+				ts = from
+			}
+			if latest := tools.revised.call(call); latest != nil {
+				t = latest
+			}
 		}
 		if !emit {
 			return
@@ -873,9 +895,16 @@ func (x *otlpExport) content(ctx context.Context, ev *transcript.Event, k stepKe
 		}
 		var ot *openTool
 		if t.CallID != "" {
-			if call, ok := tools.pairs.Result(t.CallID, ev.Path, ev.Iteration); ok {
+			call, again, ok := tools.pairs.Feed(ev)
+			if ok && again {
+				return // a later version of a result: its call's span states it
+			}
+			if ok {
 				ot = tools.open[call]
 				delete(tools.open, call)
+				if latest := tools.revised.result(call); latest != nil {
+					t = latest
+				}
 			}
 		}
 		if ot == nil {

@@ -48,6 +48,9 @@ type linePayload struct {
 	Command string          `json:"command"`
 	Kind    string          `json:"kind"`
 	CallID  string          `json:"call_id"`
+	// Revised is a tool event's transcript.RevisedField: a new version
+	// of an earlier call or result (revised).
+	Revised json.RawMessage `json:"revised"`
 	// Source is run.started's "source": the run archives an agent
 	// session (package archive).
 	Source json.RawMessage `json:"source"`
@@ -125,6 +128,10 @@ func decodeLine(b []byte, l *line) (time.Time, error) {
 }
 
 func isNull(raw json.RawMessage) bool { return string(raw) == "null" }
+
+// revised says whether a tool event is marked revised (a new version of
+// an earlier call or result of its call id: transcript.Pairer).
+func (p *linePayload) revised() bool { return string(p.Revised) == "true" }
 
 // lineDecoder reads transcript lines as decodeLine does, most of them a
 // few times faster: building the index spent a quarter of its CPU in
@@ -327,6 +334,8 @@ func (d *lineDecoder) payload(b []byte, v int, p *linePayload) bool {
 			return once(&seen, 14) && d.str(b, v, &p.SupersededBy)
 		case "supersedes_runs":
 			return once(&seen, 15) && d.raw(b, v, &p.SupersedesRuns)
+		case transcript.RevisedField:
+			return once(&seen, 16) && d.raw(b, v, &p.Revised)
 		}
 		return otherKey(key)
 	})

@@ -188,7 +188,14 @@
 //     skipped; grown, read from the offset where indexing
 //     stopped once the line ending there still holds the seq indexed;
 //     anything else (rewritten, shrunk, replaced), read again from the
-//     start. Only complete lines are indexed: a line being written is
+//     start, as is a grown file whose new lines hold a revised call or
+//     result (transcript.RevisedField: a new version of an earlier one,
+//     which a settled call's documents, their call id cleared, cannot be
+//     found by): read whole, a revised call is no call more (runs.tools)
+//     and its documents join the call's, and a revised result gives the
+//     call's documents and its earlier results' its outcome in place of
+//     the earlier one (runs.errors counts the failed calls left). Only
+//     complete lines are indexed: a line being written is
 //     read next time. What the index holds of a file is read again once
 //     the write transaction is open (another process may have indexed
 //     it meanwhile), so that a file is never indexed twice and a run's

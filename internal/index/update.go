@@ -913,8 +913,24 @@ func (ix *Index) updateFile(ctx context.Context, b *batch, path, id string, row 
 		b.texts = map[textKey]int64{} // a long run's map is not kept for the next
 	}
 	clear(b.texts)
-	w := &writer{batch: b, run: run, whole: from == 0, docs: map[int][]int64{}}
+	w := &writer{batch: b, run: run, whole: from == 0, docs: map[int][]int64{}, done: map[int][]int64{}, doneStatus: map[int]string{}, resultDocs: map[int][]int64{}}
 	end, err := w.read(ctx, io.NewSectionReader(f, from, size-from), from, st)
+	if errors.Is(err, errWhole) {
+		// A revised call or result in what the run grew by: the run is
+		// read again from its start (its documents removed first).
+		st.Reindexed++
+		if err := b.flushDocs(sctx); err != nil {
+			return err
+		}
+		if err := removeTx(sctx, b.tx, id); err != nil {
+			return err
+		}
+		run = &runRow{id: id, rid: run.rid, providers: ",", models: ","}
+		from = 0
+		clear(b.texts)
+		w = &writer{batch: b, run: run, whole: true, docs: map[int][]int64{}, done: map[int][]int64{}, doneStatus: map[int]string{}, resultDocs: map[int][]int64{}}
+		end, err = w.read(ctx, io.NewSectionReader(f, 0, size), 0, st)
+	}
 	if err != nil {
 		return err
 	}
@@ -1013,6 +1029,18 @@ type writer struct {
 	whole bool
 	pairs transcript.Pairer
 	docs  map[int][]int64
+	// done and doneStatus are, by number, the documents of each call
+	// answered in this read and the outcome they took: a revised result
+	// (a new version of the result: transcript.Pairer) gives them its
+	// own, and a revised call's new version takes theirs.
+	done       map[int][]int64
+	doneStatus map[int]string
+	// resultDocs are, by number, the documents of the results of each
+	// call answered in this read, which a revised result gives its
+	// outcome too (their versions, as the call's); resultCall is the
+	// number of the call the line being read answers (-1: none).
+	resultDocs map[int][]int64
+	resultCall int
 	// flushed says the documents of the run read before this read of a
 	// grown file are in docs, where textRowSQL finds them (shared).
 	flushed bool
@@ -1394,6 +1422,7 @@ func (w *writer) event(ctx context.Context, ev *line, t time.Time, off int64, st
 		ts = 0
 	}
 	p := &ev.Payload
+	w.resultCall = -1
 	switch transcript.EventType(ev.Type) {
 	case transcript.RunStarted:
 		r.name, r.parent, r.started = p.Name, ev.ParentRunID, ts
@@ -1437,17 +1466,33 @@ func (w *writer) event(ctx context.Context, ev *line, t time.Time, off int64, st
 	case transcript.MessageUser, transcript.MessageAssistant:
 		addTo(&r.models, p.Model)
 	case transcript.ToolCall:
-		r.tools++
+		if p.revised() && p.CallID != "" && !w.whole {
+			return errWhole
+		}
+		if !p.revised() {
+			r.tools++ // a revised call is one counted already
+		}
 	case transcript.ToolResult:
 		// The call takes its result's outcome, so that a search of
 		// failed calls finds the call (its command, its input) too.
-		if p.CallID != "" {
+		switch {
+		case p.CallID == "":
+		case p.revised() && !w.whole:
+			return errWhole
+		case p.revised():
+			if err := w.reviseOutcome(ctx, ev, toolStatus(p)); err != nil {
+				return err
+			}
+		default:
 			if err := w.setOutcome(ctx, ev, toolStatus(p)); err != nil {
 				return err
 			}
 		}
 	}
 	call := -1 // the tool call's number, from its first document
+	// doneAs: the outcome the docs of a revised call take, its earlier
+	// version's, when that one is answered already.
+	doneAs, answered := "", false
 	for part, d := range docsOf(ev) {
 		if r.title == "" && transcript.EventType(ev.Type) == transcript.MessageUser && d.kind == string(transcript.BlockText) &&
 			(d.origin == "" || d.origin == string(transcript.OriginPrompt)) {
@@ -1474,9 +1519,20 @@ func (w *writer) event(ctx context.Context, ev *line, t time.Time, off int64, st
 		}
 		if d.kind == "tool_call" && d.callID != "" && w.whole {
 			if call < 0 {
-				call = w.pairs.Call(d.callID, ev.Path, ev.Iteration)
+				call, doneAs, answered = w.callNumber(ev, d.callID)
 			}
-			w.docs[call] = append(w.docs[call], id)
+			if answered {
+				// A new version of a call answered already: its outcome
+				// from here, as the earlier version's.
+				row := &w.rows[len(w.rows)-1]
+				row.status, row.callID = doneAs, ""
+				w.done[call] = append(w.done[call], id)
+			} else {
+				w.docs[call] = append(w.docs[call], id)
+			}
+		}
+		if d.kind == "tool_result" && w.resultCall >= 0 {
+			w.resultDocs[w.resultCall] = append(w.resultDocs[w.resultCall], id)
 		}
 		// A call's status comes with its result (setOutcome), which
 		// counts for both; every other document's is its own from here.
@@ -1501,6 +1557,7 @@ func (w *writer) setOutcome(ctx context.Context, result *line, status string) er
 		if k, ok := w.pairs.Result(callID, result.Path, result.Iteration); ok {
 			ids = w.docs[k]
 			delete(w.docs, k)
+			w.done[k], w.doneStatus[k], w.resultCall = ids, status, k
 		}
 	} else {
 		if err := w.flushDocs(ctx); err != nil { // the calls read since are looked up too
@@ -1532,6 +1589,11 @@ func (w *writer) setOutcome(ctx context.Context, result *line, status string) er
 			return fmt.Errorf("index: %w", err)
 		}
 	}
+	return w.give(ctx, ids, status)
+}
+
+// give sets the status of documents ids (a tool call's outcome).
+func (w *writer) give(ctx context.Context, ids []int64, status string) error {
 	for _, id := range ids {
 		if r := w.pendingRow(id); r != nil {
 			// Not in docs yet (most calls: the result comes soon after):
@@ -1544,6 +1606,60 @@ func (w *writer) setOutcome(ctx context.Context, result *line, status string) er
 		}
 	}
 	return nil
+}
+
+// errWhole stops a read of a grown file that meets a revised call or
+// result (transcript.RevisedField): the run is read again from its start
+// (writer.whole), whose pairing knows the earlier version it replaces
+// (a settled call's documents keep no call id to find them by).
+var errWhole = errors.New("a revised tool event: read the run whole")
+
+// callNumber is the number of the call a tool.call line of callID makes
+// (writer.pairs), a revised one's the number of the call it is a new
+// version of; answered says that call has its outcome already, status.
+func (w *writer) callNumber(ev *line, callID string) (n int, status string, answered bool) {
+	if !ev.Payload.revised() {
+		return w.pairs.Call(callID, ev.Path, ev.Iteration), "", false
+	}
+	n, again := w.pairs.ReviseCall(callID, ev.Path, ev.Iteration)
+	if !again {
+		return n, "", false
+	}
+	status, answered = w.doneStatus[n]
+	return n, status, answered
+}
+
+// reviseOutcome gives a revised result's outcome (a new version of the
+// result of its call id: transcript.Pairer) to the documents of the call
+// the earlier result answered, in place of the earlier outcome; a
+// revised result with no earlier one is a result as any.
+func (w *writer) reviseOutcome(ctx context.Context, result *line, status string) error {
+	k, again, ok := w.pairs.ReviseResult(result.Payload.CallID, result.Path, result.Iteration)
+	if !ok {
+		return nil
+	}
+	w.resultCall = k
+	ids := w.done[k]
+	if again {
+		// The earlier results' documents take the new outcome too: the
+		// run's errors count its failed calls.
+		old := w.resultDocs[k]
+		if w.doneStatus[k] == transcript.StatusError {
+			w.run.errors -= len(old)
+		}
+		if status == transcript.StatusError {
+			w.run.errors += len(old)
+		}
+		if err := w.give(ctx, old, status); err != nil {
+			return err
+		}
+	} else {
+		ids = w.docs[k]
+		delete(w.docs, k)
+		w.done[k] = ids
+	}
+	w.doneStatus[k] = status
+	return w.give(ctx, ids, status)
 }
 
 // superseded notes that run is superseded by run by, as the transcript

@@ -26,7 +26,12 @@
 //     results" apart (its author found a call's round trip hard to follow
 //     that way, simonw/llm#1080), and the old view showed a call two or
 //     three times. The call's line carries the time, the name, the kind,
-//     the status, the exit code, the duration and the call id.
+//     the status, the exit code, the duration and the call id. A
+//     revised call or result (transcript.RevisedField: a new version of
+//     an earlier one) is that call: shown once, at its latest version,
+//     with its latest result (transcript.Superseded, PairEvents), and
+//     counted once by the tree, the ledger and the statistics, with its
+//     latest input and outcome.
 //   - Inputs as what they are: a shell command as `$ command` in a sh
 //     block; apply_patch patches, Edit/MultiEdit old and new strings,
 //     Write/create contents and codex file_change changes as a unified

@@ -49,8 +49,8 @@ func Ledger(root *RunNode) []ToolRow {
 func runLedger(n *RunNode) []ToolRow {
 	var rows []ToolRow
 	// Results pair with calls by transcript.Pairer's rule (a call id may
-	// be reused), as the validator pairs them. row holds each call's row,
-	// by its number.
+	// be reused), as the validator pairs them; a revised call or result
+	// updates its call's row. row holds each call's row, by its number.
 	var pairs transcript.Pairer
 	var row []int
 	var start []*transcript.Event
@@ -59,9 +59,19 @@ func runLedger(n *RunNode) []ToolRow {
 		if p == nil {
 			continue
 		}
-		k, paired := pairs.Add(ev)
+		k, again, paired := pairs.Feed(ev)
 		switch ev.Type {
 		case transcript.ToolCall:
+			if again {
+				// A new version of call k (revised): its row, with
+				// what the call states now.
+				r := &rows[row[k]]
+				r.Name, r.Kind, r.Command, r.Fidelity, r.Files = p.Name, string(p.Kind), p.Command, string(p.Fidelity), ToolFiles(p)
+				if p.ExitCode != nil {
+					r.ExitCode = p.ExitCode
+				}
+				continue
+			}
 			row = append(row, len(rows))
 			start = append(start, ev)
 			rows = append(rows, ToolRow{RunID: n.RunID, Path: n.FullPath(ev.Path), Iteration: ev.Iteration,

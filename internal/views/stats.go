@@ -123,8 +123,13 @@ func CountRun(run *Run) RunCounts {
 		}
 	}
 	var pairs transcript.Pairer
+	// A revised call or result is a new version of one counted already
+	// (transcript.Pairer): its name, fidelity and outcome replace the
+	// earlier one's, counted once.
+	type counted struct{ name, fidelity, outcome string }
+	var calls []counted // by call number
 	for _, ev := range run.Events {
-		pairs.Add(ev)
+		n, again, paired := pairs.Feed(ev)
 		if ev.ParentRunID != "" {
 			c.Child = true
 		}
@@ -136,10 +141,24 @@ func CountRun(run *Run) RunCounts {
 			}
 		case *transcript.ToolPayload:
 			if ev.Type == transcript.ToolResult {
-				c.ToolResults[transcript.ToolOutcome(p)]++
+				outcome := transcript.ToolOutcome(p)
+				if paired && n < len(calls) {
+					if again {
+						decr(c.ToolResults, calls[n].outcome)
+					}
+					calls[n].outcome = outcome
+				}
+				c.ToolResults[outcome]++
 			}
 			if ev.Type != transcript.ToolCall {
 				continue
+			}
+			if again {
+				decr(c.Tools, calls[n].name)
+				decr(c.Fidelity, calls[n].fidelity)
+				calls[n].name, calls[n].fidelity = p.Name, string(p.Fidelity)
+			} else {
+				calls = append(calls, counted{name: p.Name, fidelity: string(p.Fidelity)})
 			}
 			c.Tools[p.Name]++
 			c.Fidelity[string(p.Fidelity)]++
@@ -165,6 +184,13 @@ func CountRun(run *Run) RunCounts {
 		c.SubRunUsage = RunUsage(run)
 	}
 	return c
+}
+
+// decr takes one from m[k], deleting it at zero.
+func decr(m map[string]int, k string) {
+	if m[k]--; m[k] <= 0 {
+		delete(m, k)
+	}
 }
 
 func (s *Stats) addCounts(id string, c *RunCounts) bool {

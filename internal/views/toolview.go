@@ -32,13 +32,28 @@ type toolIndex struct {
 	results map[string]bool                         // call ids that have a tool.result event
 	answer  map[*transcript.Event]*transcript.Event // each answered call's result (transcript.PairEvents)
 	shown   map[*transcript.Event]bool              // results already shown beside their call
+	// old are the versions of calls and results a revised one replaces
+	// (transcript.Superseded): a call is shown once, at its latest
+	// version, with its latest result; paired are the results answered
+	// by a call whose latest version comes after them, shown beside it.
+	old, paired map[*transcript.Event]bool
 }
 
 func (v *viewer) index(n *RunNode) *toolIndex {
 	if x := v.tools[n]; x != nil {
 		return x
 	}
-	x := &toolIndex{calls: map[string]bool{}, results: map[string]bool{}, answer: transcript.PairEvents(n.run.Events), shown: map[*transcript.Event]bool{}}
+	x := &toolIndex{calls: map[string]bool{}, results: map[string]bool{}, answer: transcript.PairEvents(n.run.Events), shown: map[*transcript.Event]bool{},
+		old: transcript.Superseded(n.run.Events), paired: map[*transcript.Event]bool{}}
+	at := map[*transcript.Event]int{}
+	for i, ev := range n.run.Events {
+		at[ev] = i
+	}
+	for c, r := range x.answer {
+		if !x.old[c] && at[c] > at[r] {
+			x.paired[r] = true
+		}
+	}
 	for _, ev := range n.run.Events {
 		p := ev.Tool()
 		if p == nil {
@@ -71,9 +86,12 @@ func (v *viewer) event(run *RunNode, ev *transcript.Event) {
 		v.message(run, ev, p)
 	case *transcript.ToolPayload:
 		x := v.index(run)
-		if ev.Type == transcript.ToolCall {
+		switch {
+		case x.old[ev]:
+			// An earlier version of a call or result revised later.
+		case ev.Type == transcript.ToolCall:
 			v.toolCall(ev, p, x.take(ev))
-		} else if !x.shown[ev] {
+		case !x.shown[ev] && !x.paired[ev]:
 			// A result whose call is not in the transcript (or came
 			// after it): shown on its own.
 			x.shown[ev] = true

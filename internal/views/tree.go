@@ -202,10 +202,11 @@ func BuildRun(run *Run) *RunNode {
 	var order []*StepNode // open steps in start order, to find parents
 	// Calls pair with results by transcript.Pairer's rule (as stats
 	// does): a provider may reuse a call id for a new call once the first
-	// is answered.
+	// is answered. A revised call is a new version of one counted
+	// already, not one more.
 	var pairs transcript.Pairer
 	for _, ev := range run.Events {
-		pairs.Add(ev)
+		_, again, _ := pairs.Feed(ev)
 		if n.ParentRunID == "" {
 			n.ParentRunID = ev.ParentRunID
 		}
@@ -295,6 +296,9 @@ func BuildRun(run *Run) *RunNode {
 			}
 			switch ev.Type {
 			case transcript.ToolCall:
+				if again {
+					break
+				}
 				n.Tools++
 				if s != nil {
 					s.Tools++

@@ -19,7 +19,9 @@ import (
 // so far; the next sync grows the same run with a part holding the
 // message and the call in their finished version (named in the part's
 // source.changed), the call's one result and the answer: the run ok.
-// The partial version stays a call of the first part (below: known).
+// The partial version stays a line of the first part, and the finished
+// one is marked revised: read by transcript.Pairer's rule, as every
+// reader does, it is one call, answered, not two with one dangling.
 func TestSyncAmpStreamingCall(t *testing.T) {
 	t.Parallel()
 	h := clitest.NewHome(t)
@@ -75,29 +77,46 @@ func TestSyncAmpStreamingCall(t *testing.T) {
 	if status != transcript.StatusOK {
 		t.Errorf("the run's last part: status %s, want ok", status)
 	}
-	// Known, not fixed (issue 28): the partial version stays a tool.call
-	// of the first part, which no result answers (the result answers the
-	// call of its own part, transcript.Pairer), so stats count the call
-	// twice and one dangling. This check fails when that is fixed: then
-	// want one call here.
-	if len(got) != 2 {
-		t.Errorf("tool.calls of toolu_1: %q: the partial version is no longer a call of its own; update this test", got)
+	if len(got) != 1 {
+		t.Errorf("tool.calls of toolu_1: %q, want one call (its finished version a new version of it, revised)", got)
+	}
+	var marks []bool
+	for _, ev := range clitest.ReadRun(t, path) {
+		if ev.Type == transcript.ToolCall {
+			marks = append(marks, ev.Tool().Revised())
+		}
+	}
+	if len(marks) != 2 || marks[0] || !marks[1] {
+		t.Errorf("tool.call lines marked revised: %v, want the finished version's alone", marks)
 	}
 }
 
-// ampCalls reads a run's transcript: the input of each tool.call and
-// the status of each tool.result, by call id, over all of its parts, and
-// the last part's status.
+// ampCalls reads a run's transcript: the input of each tool.call (of a
+// revised call, its latest version's) and the status of each
+// tool.result, by call id, over all of its parts, paired as every
+// reader pairs them (transcript.Pairer), and the last part's status.
 func ampCalls(t *testing.T, path string) (calls, results map[string][]string, status string) {
 	t.Helper()
 	clitest.Validate(t, path)
 	calls, results = map[string][]string{}, map[string][]string{}
+	var pairs transcript.Pairer
 	for _, ev := range clitest.ReadRun(t, path) {
+		_, again, _ := pairs.Feed(ev)
 		switch ev.Type {
 		case transcript.ToolCall:
-			calls[ev.Tool().CallID] = append(calls[ev.Tool().CallID], string(ev.Tool().Input))
+			id := ev.Tool().CallID
+			if again && len(calls[id]) > 0 {
+				calls[id][len(calls[id])-1] = string(ev.Tool().Input)
+				break
+			}
+			calls[id] = append(calls[id], string(ev.Tool().Input))
 		case transcript.ToolResult:
-			results[ev.Tool().CallID] = append(results[ev.Tool().CallID], ev.Tool().Status)
+			id := ev.Tool().CallID
+			if again && len(results[id]) > 0 {
+				results[id][len(results[id])-1] = ev.Tool().Status
+				break
+			}
+			results[id] = append(results[id], ev.Tool().Status)
 		case transcript.StepCompleted:
 			if res, err := ev.Step().AgentResult(); err == nil && res != nil {
 				status = res.Status

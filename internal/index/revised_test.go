@@ -1,0 +1,101 @@
+package index
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/twasm/twasm/transcript"
+)
+
+// TestIndexRevisedOutcome: a revised result (a new version of the
+// result of its call id, transcript.Pairer) gives its call its outcome
+// in place of the earlier one, and a revised call is no call more, both
+// when the index reads the run whole and when it reads what the run grew
+// by (then it reads the run again from its start).
+func TestIndexRevisedOutcome(t *testing.T) {
+	const id = "22222222-2222-4222-8222-222222222222"
+	t0 := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
+	revised := map[string]json.RawMessage{transcript.RevisedField: json.RawMessage("true")}
+	seq := uint64(0)
+	line := func(typ transcript.EventType, iter int, p transcript.Payload) []byte {
+		seq++
+		b, err := transcript.AppendEvent(nil, &transcript.Event{Seq: seq, RunID: id, Type: typ, Path: "agent", Iteration: iter, Timestamp: t0.Add(time.Duration(seq) * time.Second), Payload: p})
+		require.NoError(t, err)
+		return append(b, '\n')
+	}
+	tool := func(typ transcript.EventType, iter int, callID, cmd, out, status string, again bool) []byte {
+		p := &transcript.ToolPayload{Name: "Bash", CallID: callID, Command: cmd, Output: out, HasOutput: out != "", Status: status, Fidelity: transcript.FidelityAgentEmitted}
+		if again {
+			p.Extra = revised
+		}
+		return line(typ, iter, p)
+	}
+	step := func(typ transcript.EventType, iter int) []byte {
+		p := &transcript.StepPayload{Name: "agent", Kind: transcript.KindAgent}
+		if typ == transcript.StepCompleted {
+			p.Status = transcript.StatusOK
+		}
+		return line(typ, iter, p)
+	}
+	var first, grown []byte
+	seq++
+	first, _ = transcript.AppendEvent(nil, &transcript.Event{Seq: seq, RunID: id, Type: transcript.RunStarted, Timestamp: t0,
+		Payload: &transcript.StepPayload{Name: "s", Kind: transcript.KindWorkflow, Schema: "twasm.transcript/1"}})
+	first = append(first, '\n')
+	for _, b := range [][]byte{
+		step(transcript.StepStarted, 0),
+		tool(transcript.ToolCall, 0, "call_1", "ls /srv", "", "", false),
+		tool(transcript.ToolResult, 0, "call_1", "", "permission denied", transcript.StatusError, false),
+		tool(transcript.ToolCall, 0, "call_2", "pytest", "", "", false),
+		step(transcript.StepCompleted, 0),
+	} {
+		first = append(first, b...)
+	}
+	for _, b := range [][]byte{
+		step(transcript.StepStarted, 1),
+		tool(transcript.ToolResult, 1, "call_1", "", "data", transcript.StatusOK, true),
+		tool(transcript.ToolCall, 1, "call_2", "pytest -q", "", "", true),
+		tool(transcript.ToolResult, 1, "call_2", "", "1 passed", transcript.StatusOK, false),
+		step(transcript.StepCompleted, 1),
+	} {
+		grown = append(grown, b...)
+	}
+	check := func(t *testing.T, ix *Index) {
+		t.Helper()
+		assert.Empty(t, search(t, ix, Query{Kind: "tool_call", Status: "error"}), "a failure revised to ok")
+		assert.Len(t, search(t, ix, Query{Text: "srv", Kind: "tool_call", Status: "ok"}), 1, "the call takes the revised outcome")
+		assert.Len(t, search(t, ix, Query{Text: "pytest", Kind: "tool_call", Status: "ok", Every: true}), 2, "both versions of the revised call take its outcome")
+		var tools, errs int
+		require.NoError(t, ix.db.QueryRowContext(context.Background(), `SELECT tools, errors FROM runs WHERE run_id = ?`, id).Scan(&tools, &errs))
+		assert.Equal(t, 2, tools, "a revised call is no call more")
+		assert.Equal(t, 0, errs, "no failed call left")
+		assertNoOrphans(t, ix)
+	}
+	t.Run("whole", func(t *testing.T) {
+		root := t.TempDir()
+		require.NoError(t, os.MkdirAll(filepath.Join(root, "transcripts"), 0o700))
+		require.NoError(t, os.WriteFile(filepath.Join(root, "transcripts", id+".jsonl"), append(append([]byte(nil), first...), grown...), 0o600))
+		ix, _ := openUpdated(t, root)
+		check(t, ix)
+	})
+	t.Run("grown", func(t *testing.T) {
+		root := t.TempDir()
+		path := filepath.Join(root, "transcripts", id+".jsonl")
+		require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o700))
+		require.NoError(t, os.WriteFile(path, first, 0o600))
+		ix, _ := openUpdated(t, root)
+		assert.Len(t, search(t, ix, Query{Kind: "tool_call", Status: "error"}), 1)
+		require.NoError(t, os.WriteFile(path, append(append([]byte(nil), first...), grown...), 0o600))
+		st, err := ix.Check(context.Background()) // written behind the journal's back
+		require.NoError(t, err)
+		assert.Equal(t, 1, st.Reindexed, "read again from its start")
+		check(t, ix)
+	})
+}
