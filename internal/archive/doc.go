@@ -524,11 +524,18 @@
 // written or noted, the old run is ended, superseded by the new one, its
 // end written once. The file is then held live by one run. A ledger
 // rebuilt from the transcripts has lost the note, and finds it again in
-// the new run's link, which names the run it supersedes
-// (lifecycle.SupersedesField) when that run is still open (a sub-agent
-// re-linked at its call, a named sub-task); a run an older twasm
-// archived as a session of its own is not named there, and stays live
-// beside the new one then. A link to a sub-agent's run that is still open is not an
+// the new run's run.started, whose "source" names the run it supersedes
+// (SourceRef.Supersedes), when that run is still open: the next sync or
+// import ends it, once (a rebuild that finds it ended notes nothing),
+// after settling the new run when the kill cut its first part short
+// (Interrupted.Supersedes: ended superseded by the old run when it
+// holds nothing, as above). A rebuild reads the new run's link too,
+// which names the old run (lifecycle.SupersedesField) for a sub-agent
+// linked again at its call or a named sub-task, for the runs a twasm
+// before SourceRef.Supersedes began; the link of a file an older twasm
+// archived as a session of its own names no run, or the run made of
+// the log's copy of a Claude Code sub-agent (before 2.1.68), so that
+// the run.started alone names it. A link to a sub-agent's run that is still open is not an
 // interrupted part ([Ledger.Interrupted] looks for open steps), and
 // settling an interrupted part of the session leaves such runs alone.
 //
@@ -608,7 +615,7 @@
 //     Nothing between two syncs is lost: the next part starts at the
 //     previous part's Offset.
 //   - The transcripts are the truth: run.started's "source" (provider,
-//     path, head) and each part's result "source" (from, to, the sha256
+//     path, head, the run it continues or supersedes) and each part's result "source" (from, to, the sha256
 //     of the first To bytes, the session totals) say what a run holds.
 //     The ledger (<storage>/archive/ledger.jsonl) is a cache of them for
 //     speed: an unchanged file is recognised by path, size and mtime

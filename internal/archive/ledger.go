@@ -237,6 +237,12 @@ type Interrupted struct {
 	Resume    *Resume
 	RawBytes  int64
 	RawSHA256 string
+	// Supersedes is the run the run's first part archives again
+	// (Resume.Supersedes; a ledger rebuilt finds it in the transcripts,
+	// SourceRef.Supersedes): once the run is settled, that run is ended,
+	// superseded by it, or, when the run holds nothing, it is ended
+	// superseded by that run (Recover).
+	Supersedes string
 }
 
 // LedgerFile is the ledger's path under the storage root.
@@ -933,12 +939,23 @@ func (l *Ledger) rebuild(tdir string) error {
 		}
 	}
 	// A sub-agent's file (or sub-task) archived again at its call, whose
-	// link supersedes the run that held it, while that run is still
-	// open: a kill came before its end (Resume.Supersedes, lost with the
-	// ledger), which the next sync or import makes (Recover).
+	// run.started or link says it supersedes the run that held it, while
+	// that run is still open: a kill came before its end
+	// (Resume.Supersedes, lost with the ledger), which the next sync or
+	// import makes (Recover), once. A run whose first part the kill cut
+	// short is settled first: the run it was to supersede is noted with
+	// it (Interrupted.Supersedes).
 	for _, ln := range links {
 		c, o := l.runs.byRun(ln[0]), l.runs.byRun(ln[1])
-		if c == nil || o == nil || o.Closed || c.Parts == 0 || c.Pending || c.Path != o.Path || c.RunID == o.RunID {
+		if c == nil || o == nil || o.Closed || c.Closed || c.Path != o.Path || c.RunID == o.RunID {
+			continue
+		}
+		if it, ok := l.interrupted[c.RunID]; ok {
+			it.Supersedes = o.RunID
+			l.interrupted[c.RunID] = it
+			continue
+		}
+		if c.Parts == 0 || c.Pending {
 			continue
 		}
 		c.Resume = &Resume{Supersedes: o.RunID}
@@ -965,6 +982,15 @@ type SourceRef struct {
 	// Continues names the closed run this one continues, for a session
 	// that grew after its run had ended.
 	Continues string `json:"continues,omitempty"`
+	// Supersedes names the run this one's first part archives again
+	// (Resume.Supersedes: a sub-agent's file or a sub-task linked again
+	// at its call, or a file an older twasm archived as a session of its
+	// own), which is ended, superseded by this run, once the part is
+	// written: a ledger rebuilt from the transcripts finds the note
+	// again here when a kill came before that end, whether or not the
+	// run's link names the run (lifecycle.SupersedesField names the run
+	// the log's copy of a Claude Code sub-agent made, when there is one).
+	Supersedes string `json:"supersedes,omitempty"`
 }
 
 // PartRef is a part's result "source": bytes [From, To) of the file at
@@ -1011,9 +1037,11 @@ type transcriptInfo struct {
 	open      []string
 	rawBytes  int64
 	rawSHA256 string
-	// supersedes are the links the run's transcript begins to a child
-	// run that holds again what another run holds
-	// (lifecycle.SupersedesField): child run id and the other's.
+	// supersedes are the runs that hold again what another run holds,
+	// as the transcript says: the child runs its links name
+	// (lifecycle.SupersedesField), and the run itself when its
+	// run.started's source names one (SourceRef.Supersedes): run id and
+	// the other's.
 	supersedes [][2]string
 }
 
@@ -1036,7 +1064,15 @@ func (l *Ledger) noteInterrupted(e *Entry, info transcriptInfo, resume *Resume) 
 	if l.interrupted == nil {
 		l.interrupted = map[string]Interrupted{}
 	}
-	l.interrupted[e.RunID] = Interrupted{Entry: *e, Open: info.open, Resume: resume, RawBytes: info.rawBytes, RawSHA256: info.rawSHA256}
+	it := Interrupted{Entry: *e, Open: info.open, Resume: resume, RawBytes: info.rawBytes, RawSHA256: info.rawSHA256}
+	if resume != nil {
+		it.Supersedes = resume.Supersedes
+	} else if was, ok := l.interrupted[e.RunID]; ok {
+		// Noted again (OpenLedger checks the entries a rebuild left
+		// pending): what the rebuild found it superseding stays.
+		it.Supersedes = was.Supersedes
+	}
+	l.interrupted[e.RunID] = it
 }
 
 // Interrupted returns the runs whose archive a killed sync or import
@@ -1119,6 +1155,9 @@ func readTranscript(path string) (*Entry, transcriptInfo, error) {
 				return nil, info, nil
 			}
 			e = &Entry{RunID: ev.RunID, Provider: src.Provider, Head: src.Head, Path: src.Path, First: ev.Timestamp, Parent: ev.ParentRunID}
+			if src.Supersedes != "" {
+				info.supersedes = append(info.supersedes, [2]string{ev.RunID, src.Supersedes})
+			}
 			continue
 		}
 		e.Last = ev.Timestamp

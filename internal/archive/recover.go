@@ -62,19 +62,19 @@ func (a *Archiver) Recover(ctx context.Context) []Outcome {
 	})
 	for _, it := range its {
 		o := a.recoverRun(ctx, it)
-		if it.Resume != nil && it.Resume.Supersedes != "" {
+		if old := it.Supersedes; old != "" {
 			// A sub-agent's run begun to archive another again: once
 			// its first part is written (continued here), the other is
 			// ended, superseded by it. A run that holds none (its
 			// session went on in the other, above) supersedes nothing.
 			if cur := a.ledger.byRun(it.Entry.RunID); cur != nil && cur.Parts > 0 && cur.SupersededBy == "" {
-				if err := a.supersede(ctx, cur.RunID, it.Resume.Supersedes); err != nil {
+				if err := a.supersede(ctx, cur.RunID, old); err != nil {
 					o.Action, o.Reason = ActionFailed, joinReason(o.Reason, err.Error())
 				} else {
-					o.Reason = joinReason(o.Reason, "run "+it.Resume.Supersedes+", which it archives again, is ended, superseded by it")
+					o.Reason = joinReason(o.Reason, "run "+old+", which it archives again, is ended, superseded by it")
 				}
 			} else if cur != nil && cur.Parts == 0 {
-				o = a.relinkCut(ctx, o, cur, it.Resume.Supersedes)
+				o = a.relinkCut(ctx, o, cur, old)
 			}
 		}
 		outs = append(outs, o)

@@ -756,3 +756,103 @@ func TestLinkedAt(t *testing.T) {
 		assert.Equal(t, tc.want, linkedAt(tc.path, tc.callID), "%s %s", tc.path, tc.callID)
 	}
 }
+
+// TestRelinkLedgerLost: a sync that archives again, as child runs of
+// their session's run, the sub-agent files an older twasm archived as
+// sessions of their own (legacyOf: a Claude Code session before 2.1.68,
+// whose log carried the Task's sub-agent too, so that the new run's link
+// names the run made of the log's copy, not the older run) is killed
+// after the new runs' parts were written and before it ended the older
+// runs, and the ledger is lost (or unreadable): the next sync rebuilds
+// it from the transcripts, where each new run's run.started "source"
+// names the run it supersedes (SourceRef.Supersedes), and ends that run
+// once, superseded by the new one. Every token is counted once, nothing
+// is archived again, and later syncs (one with the ledger rebuilt once
+// more) end nothing twice. Before, both runs stayed live: the
+// sub-agents' tokens counted twice.
+func TestRelinkLedgerLost(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name string
+		lose func(t *testing.T, ledger string)
+	}{
+		{"ledger lost", func(t *testing.T, ledger string) { require.NoError(t, os.Remove(ledger)) }},
+		{"ledger unreadable", func(t *testing.T, ledger string) {
+			require.NoError(t, os.WriteFile(ledger, []byte("{\"run_id\":\n"), 0o600))
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newSubAgentHome(t)
+			want := h.fresh(t)
+			root := t.TempDir()
+			sync := func(withSubAgents bool) map[string]Outcome {
+				a := newArchiver(t, root, nil)
+				rep := byPath(a.SyncStores(ctx, h.locs(t, withSubAgents), time.Time{}, nil))
+				require.NoError(t, a.Close())
+				return rep
+			}
+			old := sync(false) // an older twasm: each sub-agent file a session of its own
+			tp := func(id string) string { return filepath.Join(root, "transcripts", id+".jsonl") }
+			before := map[string][]byte{}
+			for _, p := range []string{h.sub, h.compact} {
+				b, err := os.ReadFile(tp(old[p].RunID))
+				require.NoError(t, err)
+				before[p] = b
+			}
+			relinked := sync(true)
+			for _, p := range []string{h.sub, h.compact} {
+				require.Equal(t, ActionNew, relinked[p].Action, relinked[p].Reason)
+				// The kill came before the older run's end was written:
+				// its transcript as it was; the ledger is lost with it.
+				require.NoError(t, os.WriteFile(tp(old[p].RunID), before[p], 0o600))
+			}
+			tc.lose(t, LedgerFile(root))
+
+			rep := sync(true)
+			for _, p := range []string{h.sub, h.compact} {
+				assert.NotEqual(t, ActionNew, rep[p].Action, "%s archived again: %s", p, rep[p].Reason)
+				endedOnceBy(t, root, old[p].RunID, relinked[p].RunID)
+				linkedTo(t, root, old[h.session].RunID, relinked[p].RunID)
+			}
+			got := figures(t, root)
+			assert.Len(t, got.listed, 3, "ls lists the older runs, ended, superseded by the child runs")
+			assert.Equal(t, *want.all.InputTokens, *got.all.InputTokens, "every token once")
+			assert.Equal(t, *want.all.OutputTokens, *got.all.OutputTokens)
+
+			// Later syncs, one with the ledger rebuilt again, archive
+			// nothing and end nothing twice.
+			for _, rebuild := range []bool{false, true} {
+				if rebuild {
+					require.NoError(t, os.Remove(LedgerFile(root)))
+				}
+				a := newArchiver(t, root, nil)
+				assert.Empty(t, a.Ledger().Superseding(), "rebuild %v: a run still to end", rebuild)
+				again := a.SyncStores(ctx, h.locs(t, true), time.Time{}, nil)
+				require.NoError(t, a.Close())
+				assert.Equal(t, 3, again.Counts[ActionUnchanged], "rebuild %v: %+v", rebuild, again.Outcomes)
+				for _, p := range []string{h.sub, h.compact} {
+					endedOnceBy(t, root, old[p].RunID, relinked[p].RunID)
+				}
+			}
+		})
+	}
+}
+
+// endedOnceBy checks that run id's transcript ends with its one
+// run.completed, which says run by supersedes it.
+func endedOnceBy(t *testing.T, root, id, by string) {
+	t.Helper()
+	evs := readRun(t, root, id).events
+	n := 0
+	for _, ev := range evs {
+		if ev.Type == transcript.RunCompleted {
+			n++
+		}
+	}
+	last := evs[len(evs)-1]
+	if !assert.Equal(t, 1, n, "run %s ended %d times", id, n) || last.Type != transcript.RunCompleted {
+		return
+	}
+	assert.True(t, bytes.Contains(last.Step().Extra[lifecycle.SupersededByField], []byte(by)), "run %s ends superseded by %s: %s", id, by, last.Step().Extra[lifecycle.SupersededByField])
+	validRun(t, root, id)
+}

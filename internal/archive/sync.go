@@ -797,6 +797,7 @@ func (a *Archiver) writePart(ctx context.Context, out Outcome, ps partSource, pr
 		if prev != nil {
 			src.Continues = prev.RunID
 		}
+		src.Supersedes = rs.Supersedes
 		b, _ := json.Marshal(src)
 		if err := a.ledger.Put(&e); err != nil {
 			return fail(err)

@@ -268,11 +268,14 @@ func rooRelinkFiles(legacy bool) (first, then map[string][]byte, sub string) {
 // part is written (at many lines, the Kimi journal made long), and once
 // the part is written and the sync waits for that lock to end the first
 // run (then with the ledger lost too, rebuilt by the next sync from the
-// transcripts, where the new run's link says it supersedes the first).
-// Before, the last left the first run open and live beside the new
-// one in the ledger, and the next sync archived the file a third time at
-// the same call (a duplicate step.call_workflow.started, validate
-// failing), its tokens counted twice.
+// transcripts, where the new run's run.started says it supersedes the
+// first: archive.SourceRef.Supersedes; so too once the new run is
+// begun). Before, the last left the first run open and live beside the
+// new one in the ledger, and the next sync archived the file a third
+// time at the same call (a duplicate step.call_workflow.started,
+// validate failing), its tokens counted twice; and so for the journal
+// synced before its session (kimi_own_run), whose new run's link names
+// no run, until its run.started named it.
 func TestKilledSubAgentRelink(t *testing.T) {
 	t.Parallel()
 	session, cut, whole, kimiSub, agent := kimiRelinkFiles(t, 400)
@@ -297,10 +300,13 @@ func TestKilledSubAgentRelink(t *testing.T) {
 		// The journal synced with no session beside it: a run of its
 		// own (as an older twasm archived it), which the sync that
 		// finds the session archives again as its child (legacyOf).
+		// With the ledger lost, the first run is named by the new run's
+		// run.started alone (archive.SourceRef.Supersedes): its link
+		// names none.
 		{"kimi_own_run", map[string][]byte{kimiSub: agent}, map[string][]byte{session: whole}, kimiSub, "agent.wire_Agent_3",
-			[]kill{{"begun", 2, true, false}, {"ending_the_first_run", 0, true, false}}},
+			[]kill{{"begun", 2, true, false}, {"begun_ledger_lost", 2, true, true}, {"ending_the_first_run", 0, true, false}, {"ending_the_first_run_ledger_lost", 0, true, true}}},
 		{"roo", rooFirst, rooThen, rooSub, "agent.c2000000-0000-4000-8000-000000000002_toolu_01NewTask",
-			[]kill{{"begun", 1, true, false}, {"ending_the_first_run", 0, true, false}, {"ending_the_first_run_ledger_lost", 0, true, true}}},
+			[]kill{{"begun", 1, true, false}, {"begun_ledger_lost", 1, true, true}, {"ending_the_first_run", 0, true, false}, {"ending_the_first_run_ledger_lost", 0, true, true}}},
 		// Roo Code before 3.35: the sub-task synced alone (a run of its
 		// own), then its parent, whose new_task call's message is the
 		// sub-task's first message (linkNamed, promptKeys).

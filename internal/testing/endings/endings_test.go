@@ -9,10 +9,10 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/twasm/twasm/abi/sdk"
 	"github.com/twasm/twasm/capture"
 	"github.com/twasm/twasm/host"
 	"github.com/twasm/twasm/internal/normalize"
+	"github.com/twasm/twasm/internal/testing/natives"
 	"github.com/twasm/twasm/internal/testing/plugintest"
 	"github.com/twasm/twasm/transcript"
 )
@@ -89,12 +89,13 @@ var situations = []situation{
 // events into the plugin's input; cannot names, by situation, why the
 // format cannot express it.
 type format struct {
-	plugin   string
-	format   string // which of the plugin's formats, when it has a row for several
-	p        sdk.Plugin
-	provider string
-	render   func(evs []ev) string
-	cannot   map[string]string
+	// Native is the plugin, named once (natives.Named): its directory
+	// under plugins/ names its bundled module, and the provider the
+	// input is read as.
+	natives.Native
+	format string // which of the plugin's formats, when it has a row for several
+	render func(evs []ev) string
+	cannot map[string]string
 	// anyID: the format names no call id (the plugin makes one): any
 	// call is the situation's call.
 	anyID bool
@@ -164,7 +165,7 @@ func (o *outcome) resultStatus(t *testing.T, want string) {
 // it, natively and through both toolchains' wasm modules.
 func TestEndings(t *testing.T) {
 	for _, f := range formats {
-		name := f.plugin
+		name := f.Name
 		if f.format != "" {
 			name += "/" + f.format
 		}
@@ -173,12 +174,12 @@ func TestEndings(t *testing.T) {
 			for _, s := range situations {
 				t.Run(s.name, func(t *testing.T) {
 					if why, ok := f.cannot[s.name]; ok {
-						t.Skipf("%s cannot express it: %s", f.plugin, why)
+						t.Skipf("%s cannot express it: %s", f.Name, why)
 					}
 					raw := f.render(s.evs)
 					for _, r := range runners {
 						t.Run(r.name, func(t *testing.T) {
-							o := run(t, r.p, f.provider, raw)
+							o := run(t, r.p, f.Name, raw)
 							o.anyID, o.errWords = f.anyID, f.errWords
 							if len(o.res.Unmapped) != 0 || o.res.FailedLines != 0 {
 								t.Errorf("unmapped %v, failed lines %d: want every line read", o.res.Unmapped, o.res.FailedLines)
@@ -230,7 +231,7 @@ var (
 // skipped when absent), both loaded through wazero as bundled plugins.
 func runnersFor(t *testing.T, f format) []runner {
 	t.Helper()
-	rs := []runner{{"native", capture.NativePlugin(f.p)}}
+	rs := []runner{{"native", capture.NativePlugin(f.Plugin)}}
 	rtOnce.Do(func() {
 		rt, rtErr = host.New(context.Background(), host.Options{Bundled: []host.Bundled{}, PluginPath: []string{}})
 	})
@@ -238,15 +239,15 @@ func runnersFor(t *testing.T, f format) []runner {
 		t.Fatal(rtErr)
 	}
 	root := repoRoot(t)
-	bundled := filepath.Join(root, "internal", "bundled", "wasm", f.plugin+".wasm")
+	bundled := filepath.Join(root, "internal", "bundled", "wasm", f.Name+".wasm")
 	wasm, err := os.ReadFile(bundled)
 	if err != nil {
 		t.Fatalf("the bundled module (run make): %v", err)
 	}
 	rs = append(rs, runner{"wasm", load(t, wasm, bundled)})
-	others, _ := filepath.Glob(filepath.Join(root, "bin", "wasm-*", f.plugin+".wasm"))
+	others, _ := filepath.Glob(filepath.Join(root, "bin", "wasm-*", f.Name+".wasm"))
 	if len(others) == 0 {
-		t.Logf("no %s.wasm of the other toolchain in bin/wasm-*/ (make golden builds it): not run", f.plugin)
+		t.Logf("no %s.wasm of the other toolchain in bin/wasm-*/ (make golden builds it): not run", f.Name)
 	}
 	for _, path := range others {
 		wasm, err := os.ReadFile(path)
@@ -288,22 +289,20 @@ func repoRoot(t *testing.T) string {
 }
 
 // TestEveryPlugin: the table has a row for every bundled plugin
-// (plugins/*/ with a wasm entry point), so a new one joins it.
+// (natives.Plugins, which lists plugins/*/ with a wasm entry point), so a
+// new one joins it.
 func TestEveryPlugin(t *testing.T) {
-	dirs, err := filepath.Glob(filepath.Join(repoRoot(t), "plugins", "*", "wasm"))
-	if err != nil || len(dirs) == 0 {
-		t.Fatalf("no plugins/*/wasm: %v", err)
-	}
 	rows := map[string]bool{}
 	for _, f := range formats {
-		rows[f.plugin] = true
+		rows[f.Name] = true
 	}
-	for _, d := range dirs {
-		if name := filepath.Base(filepath.Dir(d)); !rows[name] {
-			t.Errorf("plugin %s has no row in the table (formats_test.go)", name)
+	all := natives.Plugins()
+	for _, n := range all {
+		if !rows[n.Name] {
+			t.Errorf("plugin %s has no row in the table (formats_test.go)", n.Name)
 		}
 	}
-	if len(rows) != len(dirs) {
-		t.Errorf("rows for %d plugins, %d plugins", len(rows), len(dirs))
+	if len(rows) != len(all) {
+		t.Errorf("rows for %d plugins, %d plugins", len(rows), len(all))
 	}
 }

@@ -5,22 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/twasm/twasm/plugins/aider"
-	"github.com/twasm/twasm/plugins/amp"
-	"github.com/twasm/twasm/plugins/claude"
-	"github.com/twasm/twasm/plugins/cline"
-	"github.com/twasm/twasm/plugins/codex"
-	"github.com/twasm/twasm/plugins/copilot"
-	"github.com/twasm/twasm/plugins/crush"
-	"github.com/twasm/twasm/plugins/cursor"
-	"github.com/twasm/twasm/plugins/droid"
-	"github.com/twasm/twasm/plugins/gemini"
-	"github.com/twasm/twasm/plugins/goose"
-	"github.com/twasm/twasm/plugins/kimi"
-	"github.com/twasm/twasm/plugins/openai"
-	"github.com/twasm/twasm/plugins/opencode"
-	"github.com/twasm/twasm/plugins/pi"
-	"github.com/twasm/twasm/plugins/qwen"
+	"github.com/twasm/twasm/internal/testing/natives"
 )
 
 // q is s as a JSON string.
@@ -54,7 +39,7 @@ func lines(header []string, evs []ev, line func(i int, e ev) string) string {
 const errMsg = "429 Too Many Requests: rate limit exceeded, retry later"
 
 var formats = []format{
-	{plugin: "claude", p: claude.Plugin, provider: "claude", render: func(evs []ev) string {
+	{Native: natives.Named("claude"), render: func(evs []ev) string {
 		// A Claude Code session log (~/.claude/projects/*/<session>.jsonl).
 		common := `"sessionId":"e2000000-0000-4000-8000-000000000001","cwd":"/w","version":"2.1.100","isSidechain":false,"userType":"external"`
 		return lines(nil, evs, func(i int, e ev) string {
@@ -77,7 +62,7 @@ var formats = []format{
 			return ""
 		})
 	}},
-	{plugin: "codex", p: codex.Plugin, provider: "codex", render: func(evs []ev) string {
+	{Native: natives.Named("codex"), render: func(evs []ev) string {
 		// A Codex rollout (~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl).
 		meta := `{"timestamp":"2026-03-01T10:00:00.000Z","type":"session_meta","payload":{"id":"019a0000-0000-7000-8000-0000000000e2","timestamp":"2026-03-01T10:00:00.000Z","cwd":"/w","originator":"codex_cli_rs","cli_version":"0.58.0"}}`
 		return lines([]string{meta}, evs, func(i int, e ev) string {
@@ -104,7 +89,7 @@ var formats = []format{
 			return ""
 		})
 	}},
-	{plugin: "pi", p: pi.Plugin, provider: "pi", render: func(evs []ev) string {
+	{Native: natives.Named("pi"), render: func(evs []ev) string {
 		// A Pi session file (~/.pi/agent/sessions/*/<session>.jsonl).
 		head := `{"type":"session","version":3,"id":"0e0e0000-0000-4000-8000-0000000000e1","timestamp":"2026-03-01T10:00:00.000Z","cwd":"/w"}`
 		return lines([]string{head}, evs, func(i int, e ev) string {
@@ -133,7 +118,7 @@ var formats = []format{
 			return ""
 		})
 	}},
-	{plugin: "qwen", p: qwen.Plugin, provider: "qwen", render: func(evs []ev) string {
+	{Native: natives.Named("qwen"), render: func(evs []ev) string {
 		// A Qwen Code chat (~/.qwen/projects/*/chats/<session>.jsonl).
 		return lines(nil, evs, func(i int, e ev) string {
 			parent := "null"
@@ -158,7 +143,7 @@ var formats = []format{
 			return ""
 		})
 	}},
-	{plugin: "gemini", p: gemini.Plugin, provider: "gemini", render: func(evs []ev) string {
+	{Native: natives.Named("gemini"), render: func(evs []ev) string {
 		// A Gemini CLI session file, JSON Lines (~/.gemini/tmp/<hash>/chats/session-*.jsonl):
 		// a call is recorded in its gemini record, which is written again
 		// with the call's status and result once it completed.
@@ -191,7 +176,7 @@ var formats = []format{
 			return ""
 		})
 	}},
-	{plugin: "copilot", p: copilot.Plugin, provider: "copilot", render: func(evs []ev) string {
+	{Native: natives.Named("copilot"), render: func(evs []ev) string {
 		// A Copilot CLI session's events.jsonl (~/.copilot/session-state/<id>/events.jsonl).
 		start := `{"type":"session.start","data":{"sessionId":"049410b4-0000-4000-8000-0000000000e1","version":1,"producer":"copilot-agent","copilotVersion":"1.0.78","startTime":"2026-03-01T10:00:00.000Z","context":{"cwd":"/w"}},"id":"c0","timestamp":"2026-03-01T10:00:00.000Z","parentId":null}`
 		turn := 0
@@ -220,7 +205,7 @@ var formats = []format{
 			return ""
 		})
 	}},
-	{plugin: "amp", p: amp.Plugin, provider: "amp", render: func(evs []ev) string {
+	{Native: natives.Named("amp"), render: func(evs []ev) string {
 		// An Amp thread (~/.local/share/amp/threads/T-*.json), one
 		// document: the messages array of the thread as Amp last wrote
 		// it.
@@ -249,7 +234,7 @@ var formats = []format{
 		}
 		return fmt.Sprintf(`{"v":3,"id":"T-e1","created":%d,"messages":[%s]}`, ms(0), strings.Join(msgs, ",")) + "\n"
 	}},
-	{plugin: "kimi", p: kimi.Plugin, provider: "kimi", render: func(evs []ev) string {
+	{Native: natives.Named("kimi"), render: func(evs []ev) string {
 		// A Kimi Code journal (~/.kimi-code/sessions/<work dir>/<session>/agents/main/wire.jsonl).
 		head := []string{
 			fmt.Sprintf(`{"type":"metadata","protocol_version":"1.5","created_at":%d}`, ms(0)),
@@ -282,7 +267,7 @@ var formats = []format{
 			return ""
 		})
 	}},
-	{plugin: "droid", p: droid.Plugin, provider: "droid", render: func(evs []ev) string {
+	{Native: natives.Named("droid"), render: func(evs []ev) string {
 		// A Factory Droid session (~/.factory/sessions/<session>.jsonl).
 		head := `{"type":"session_start","id":"s-e1","title":"Fix the test","cwd":"/w"}`
 		return lines([]string{head}, evs, func(i int, e ev) string {
@@ -306,7 +291,7 @@ var formats = []format{
 			return ""
 		})
 	}},
-	{plugin: "cursor", p: cursor.Plugin, provider: "cursor", render: func(evs []ev) string {
+	{Native: natives.Named("cursor"), render: func(evs []ev) string {
 		// A Cursor agent transcript (~/.cursor/projects/<dir>/agent-transcripts/<id>/<id>.jsonl).
 		head := `{"$twasm":"source","store":"Cursor agent transcripts","path":"home-me-w/agent-transcripts/9c8d7e6f-0000-4c3d-8e2f-0000000000e1/9c8d7e6f-0000-4c3d-8e2f-0000000000e1.jsonl","name":"9c8d7e6f-0000-4c3d-8e2f-0000000000e1.jsonl","size":2048,"mtime":"2026-03-01T10:01:00Z"}`
 		return lines([]string{head}, evs, func(i int, e ev) string {
@@ -325,7 +310,7 @@ var formats = []format{
 			return ""
 		})
 	}},
-	{plugin: "opencode", p: opencode.Plugin, provider: "opencode", render: func(evs []ev) string {
+	{Native: natives.Named("opencode"), render: func(evs []ev) string {
 		// OpenCode's older file tree (storage/session, message, part):
 		// each document after the facts line naming its file.
 		const ses = "ses_3f1a2b3c4d5eFfAaBbCcDd00e1"
@@ -365,7 +350,7 @@ var formats = []format{
 			return ""
 		})
 	}},
-	{plugin: "goose", p: goose.Plugin, provider: "goose", render: func(evs []ev) string {
+	{Native: natives.Named("goose"), render: func(evs []ev) string {
 		// Goose's sessions.db, as twasm's SQLite source hands it over:
 		// a facts line, the session's row, its messages' rows.
 		head := []string{
@@ -391,7 +376,7 @@ var formats = []format{
 			return ""
 		})
 	}},
-	{plugin: "crush", p: crush.Plugin, provider: "crush", render: func(evs []ev) string {
+	{Native: natives.Named("crush"), render: func(evs []ev) string {
 		// Crush's crush.db, as twasm's SQLite source hands it over.
 		head := []string{
 			`{"$twasm":"source","store":"Crush","path":".crush/crush.db","name":"crush.db","size":4096,"mtime":"2026-03-01T10:05:00Z","session":"sess-e1","since":0,"cursor":1772359500011,"user_version":0,"schema_version":21,"query_sha256":"0000000000000000000000000000000000000000000000000000000000000000"}`,
@@ -427,7 +412,7 @@ var formats = []format{
 			return ""
 		})
 	}},
-	{plugin: "aider", p: aider.Plugin, provider: "aider", anyID: true, render: func(evs []ev) string {
+	{Native: natives.Named("aider"), anyID: true, render: func(evs []ev) string {
 		// An Aider chat history (.aider.chat.history.md): a call is an
 		// edit (a SEARCH/REPLACE block of an answer), its result the
 		// notice that it applied or failed to match; Aider names no
@@ -463,7 +448,7 @@ var formats = []format{
 		}
 		return b.String()
 	}},
-	{plugin: "openai", p: openai.Plugin, provider: "openai", render: func(evs []ev) string {
+	{Native: natives.Named("openai"), render: func(evs []ev) string {
 		// A log of Chat Completions request and response bodies, one a
 		// line, as a caller writes them: each request resends the
 		// conversation so far.
@@ -498,7 +483,7 @@ var formats = []format{
 		"dangling_call": "a response's finish_reason is its terminal event: tool_calls is a whole response, ok, its calls the caller's to run between requests (dangling, not incomplete: spec 6.7, the terminal event decides)",
 		"tool_failed":   "a tool message ({role: tool, tool_call_id, content}) states no outcome: the API has no failure flag for a tool's result",
 	}},
-	{plugin: "cline", p: cline.Plugin, provider: "cline", render: func(evs []ev) string {
+	{Native: natives.Named("cline"), render: func(evs []ev) string {
 		// A Cline task folder (<globalStorage>/saoudrizwan.claude-dev/tasks/<id>/):
 		// ui_messages.json (the screen's messages: each API request,
 		// errors and retries) then api_conversation_history.json (the
@@ -562,7 +547,7 @@ var formats = []format{
 		return `{"$twasm":"source","store":"Cline tasks","path":"1772359200000","name":"1772359200000","size":4096,"mtime":"2026-03-01T10:01:00Z"}` + "\n" +
 			doc("ui_messages.json", ui) + doc("api_conversation_history.json", conv)
 	}},
-	{plugin: "kimi", format: "legacy-wire", p: kimi.Plugin, provider: "kimi", errWords: "ratelimiterror", render: func(evs []ev) string {
+	{Native: natives.Named("kimi"), format: "legacy-wire", errWords: "ratelimiterror", render: func(evs []ev) string {
 		// The Kimi CLI's wire log (~/.kimi/sessions/<hash>/<session>/wire.jsonl):
 		// its StepRetry states the error's type and status, no message.
 		step, inStep := 0, false
@@ -601,8 +586,8 @@ var formats = []format{
 			return ""
 		})
 	}},
-	{plugin: "gemini", format: "session-file", p: gemini.Plugin, provider: "gemini", render: chatDocument},
-	{plugin: "qwen", format: "legacy-session-file", p: qwen.Plugin, provider: "qwen", render: chatDocument},
+	{Native: natives.Named("gemini"), format: "session-file", render: chatDocument},
+	{Native: natives.Named("qwen"), format: "legacy-session-file", render: chatDocument},
 }
 
 // chatDocument renders a Gemini CLI session file of the older whole

@@ -4,10 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/twasm/twasm/plugins/cursor"
-	"github.com/twasm/twasm/plugins/goose"
-	"github.com/twasm/twasm/plugins/kimi"
-	"github.com/twasm/twasm/plugins/opencode"
+	"github.com/twasm/twasm/internal/testing/natives"
 )
 
 // The rows of issue 28's second sweep: the stores and files the first
@@ -15,22 +12,22 @@ import (
 // database, Goose's session files, the Kimi CLI's context files).
 func init() {
 	formats = append(formats,
-		format{plugin: "opencode", format: "rows", p: opencode.Plugin, provider: "opencode", render: func(evs []ev) string {
+		format{Native: natives.Named("opencode"), format: "rows", render: func(evs []ev) string {
 			return opencodeRows(opencodeSession(evs))
 		}},
-		format{plugin: "opencode", format: "export", p: opencode.Plugin, provider: "opencode", render: func(evs []ev) string {
+		format{Native: natives.Named("opencode"), format: "export", render: func(evs []ev) string {
 			return opencodeExport(opencodeSession(evs))
 		}},
-		format{plugin: "cursor", format: "ide-rows", p: cursor.Plugin, provider: "cursor", render: cursorIDE, cannot: map[string]string{
+		format{Native: natives.Named("cursor"), format: "ide-rows", render: cursorIDE, cannot: map[string]string{
 			"error_after_answer": "a bubble states no provider error: where the IDE keeps one is in no public record or reader (the agent transcripts' turn_ended states it: row cursor)",
 			"error_then_answer":  "a bubble states no provider error (as error_after_answer)",
 		}},
-		format{plugin: "goose", format: "session-file", p: goose.Plugin, provider: "goose", render: gooseSessionFile},
-		format{plugin: "goose", format: "cli-2024", p: goose.Plugin, provider: "goose", render: gooseCLI2024, cannot: map[string]string{
+		format{Native: natives.Named("goose"), format: "session-file", render: gooseSessionFile},
+		format{Native: natives.Named("goose"), format: "cli-2024", render: gooseCLI2024, cannot: map[string]string{
 			"error_after_answer": "the first Goose CLI's session file keeps the conversation alone: a provider error it printed is not in it",
 			"error_then_answer":  "the first Goose CLI's session file keeps no provider error (as error_after_answer)",
 		}},
-		format{plugin: "kimi", format: "context", p: kimi.Plugin, provider: "kimi", render: kimiContext, cannot: map[string]string{
+		format{Native: natives.Named("kimi"), format: "context", render: kimiContext, cannot: map[string]string{
 			"error_after_answer": "the context file is the model's context alone: a failed model call leaves nothing in it",
 			"error_then_answer":  "the context file keeps no provider error (as error_after_answer)",
 		}},

@@ -3,7 +3,7 @@ package endings
 import (
 	"fmt"
 
-	"github.com/twasm/twasm/plugins/copilot"
+	"github.com/twasm/twasm/internal/testing/natives"
 )
 
 // Copilot's events.jsonl with its model turns' bounds, where a provider
@@ -11,7 +11,7 @@ import (
 // keeps no other record of the failed call (model.call_failure is
 // ephemeral).
 func init() {
-	formats = append(formats, format{plugin: "copilot", format: "turn-retry", p: copilot.Plugin, provider: "copilot", errWords: "rate_limit", render: func(evs []ev) string {
+	formats = append(formats, format{Native: natives.Named("copilot"), format: "turn-retry", errWords: "rate_limit", render: func(evs []ev) string {
 		start := `{"type":"session.start","data":{"sessionId":"049410b4-0000-4000-8000-0000000000e2","version":1,"producer":"copilot-agent","copilotVersion":"1.0.78","startTime":"2026-03-01T10:00:00.000Z","context":{"cwd":"/w"}},"id":"r0","timestamp":"2026-03-01T10:00:00.000Z","parentId":null}`
 		turn, open := 0, false
 		return lines([]string{start}, evs, func(i int, e ev) string {

@@ -52,6 +52,19 @@ func Plugins() []Native {
 	}
 }
 
+// Named returns the bundled plugin whose directory under plugins/ is
+// name, for a test table whose rows name their plugin once. It panics
+// when there is none: a row naming no bundled plugin is a mistake of the
+// table, found when its package's tests start.
+func Named(name string) Native {
+	for _, n := range Plugins() {
+		if n.Name == name {
+			return n
+		}
+	}
+	panic("natives: no bundled plugin " + name)
+}
+
 // ForProvider returns the bundled plugin whose manifest accepts
 // provider, and false when none does.
 func ForProvider(provider string) (sdk.Plugin, bool) {

@@ -48,3 +48,15 @@ func TestForProvider(t *testing.T) {
 	_, ok := ForProvider("no-such-agent")
 	assert.False(t, ok)
 }
+
+// TestNamed: Named finds each plugin by its directory's name, and panics
+// on a name that is none.
+func TestNamed(t *testing.T) {
+	for _, n := range Plugins() {
+		got := Named(n.Name)
+		assert.Equal(t, n.Name, got.Name)
+		assert.Equal(t, n.Plugin.Manifest.Name, got.Plugin.Manifest.Name)
+	}
+	assert.Panics(t, func() { Named("roo") }, "a provider name is not a plugin's directory")
+	assert.Panics(t, func() { Named("no-such-agent") })
+}
