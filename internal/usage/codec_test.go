@@ -121,14 +121,7 @@ func TestRowUsageHasNoTier(t *testing.T) {
 		t.Fatalf("rows %+v", rs)
 	}
 	l := &Ledger{RunID: "r", Prices: "p", Rows: rs}
-	b, err := l.MarshalBinary()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var back Ledger
-	if err := back.UnmarshalBinary(b); err != nil {
-		t.Fatal(err)
-	}
+	back := binaryLedger(t, l)
 	if !reflect.DeepEqual(l.Rows, back.Rows) {
 		t.Errorf("rows %+v, decoded %+v", l.Rows, back.Rows)
 	}

@@ -100,17 +100,8 @@ func TestSubRunCostCountedOnce(t *testing.T) {
 			write(cb)
 
 			src := sources(t, dir, ids, tbl)
-			// the index keeps the ledger in its binary form too
-			for id, l := range src.Ledgers {
-				b, err := l.MarshalBinary()
-				if err != nil {
-					t.Fatal(err)
-				}
-				var back Ledger
-				if err := back.UnmarshalBinary(b); err != nil {
-					t.Fatal(err)
-				}
-				src.Ledgers[id] = &back
+			for id, l := range src.Ledgers { // the index keeps ledgers in their binary form
+				src.Ledgers[id] = binaryLedger(t, l)
 			}
 			rep, err := Build(src, tbl.Version(), Options{By: BySession})
 			if err != nil {
