@@ -41,7 +41,7 @@
 //   - A sub-agent's cost is counted once. Claude Code's stated cost (a
 //     result line's total_cost_usd, a session log's cost-state) is the
 //     process's cost tracker, which counts every call the process made,
-//     its sub-agents' included (StatedCostCountsSubRuns); the child runs
+//     its sub-agents' included (views.StatedCostCountsSubRuns); the child runs
 //     linked from inside such a step, and theirs, are listed in the
 //     parent's Ledger.Covered, and their rows keep their usage but add no
 //     cost: they count as stated, at 0, wherever they are grouped (by

@@ -37,7 +37,7 @@ type Ledger struct {
 	// sub-workflows), in file order.
 	Children []string `json:"children,omitempty"`
 	// Covered are the child runs whose cost a step of the run already
-	// counts in the cost its provider stated (StatedCostCountsSubRuns):
+	// counts in the cost its provider stated (views.StatedCostCountsSubRuns):
 	// their usage is counted, their cost is not priced again.
 	Covered []string `json:"covered,omitempty"`
 	// Supersedes and SupersededBy are as views.RunCounts says: a
@@ -203,20 +203,6 @@ func LedgerOf(run *views.Run, tbl *prices.Table) *Ledger {
 	return l
 }
 
-// StatedCostCountsSubRuns reports whether the cost a provider states for
-// an agent step counts what the step's sub-agents (its child runs) cost
-// too: Claude Code's total_cost_usd (a result line's) and totalCostUSD (a
-// session log's cost-state record) are the process's cost tracker, which
-// adds every API call the process makes, its sub-agents' (Task/Agent
-// tool) included; a capture of Claude Code 2.1.198 with a background
-// sub-agent states $0.1662723, the parent's messages priced at Anthropic's
-// rates ($0.1118133) plus its sub-agent's ($0.054459), and its modelUsage
-// counts both. The sub-agents' usage is on their own runs' messages, not
-// in the step's usage.
-func StatedCostCountsSubRuns(provider string) bool {
-	return provider == "claude"
-}
-
 // coveredChildren appends to out the child runs linked from steps below
 // an agent step whose stated cost counts its sub-agents' (stated says
 // the steps are below one).
@@ -225,7 +211,7 @@ func coveredChildren(steps []*views.StepNode, stated bool, out []string) []strin
 		if stated && s.ChildRunID != "" && !slices.Contains(out, s.ChildRunID) {
 			out = append(out, s.ChildRunID)
 		}
-		below := stated || s.Agent != nil && s.Agent.CostUSD != nil && StatedCostCountsSubRuns(s.Agent.Provider)
+		below := stated || s.Agent != nil && s.Agent.CostUSD != nil && views.StatedCostCountsSubRuns(s.Agent.Provider)
 		out = coveredChildren(s.Steps, below, out)
 	}
 	return out

@@ -154,7 +154,7 @@
 // $0.1662723, the parent's messages at Anthropic's rates $0.1118133 plus
 // its sub-agent's $0.054459, and modelUsage counts both runs' tokens), so
 // the usage reports do not price those child runs again
-// (usage.StatedCostCountsSubRuns); a
+// (views.StatedCostCountsSubRuns); a
 // conversation_reset (/clear in a process that goes on) restarts it from
 // zero, so what the results before it stated is added to the later
 // ones'. So is a
