@@ -22,7 +22,7 @@ import (
 // is there and bits 1 to 8 which of its figures are, then those figures.
 // Another version, bytes left over or a length past the end are an
 // error: the caller makes the ledger from its transcript again.
-const codecVersion = 4
+const codecVersion = 5
 
 // errCodec is a ledger encoding this twasm cannot read.
 var errCodec = errors.New("usage: ledger encoding damaged")
@@ -49,6 +49,7 @@ func (l *Ledger) MarshalBinary() ([]byte, error) {
 	e.str(l.RenormalizedFrom)
 	e.strs(l.SupersedesRuns)
 	e.strs(l.Children)
+	e.strs(l.Covered)
 	e.strs(l.Supersedes)
 	e.str(l.SupersededBy)
 	flags := byte(0)
@@ -112,7 +113,7 @@ func (l *Ledger) UnmarshalBinary(b []byte) error {
 		return errCodec
 	}
 	l.Project, l.RenormalizedFrom, l.SupersedesRuns = d.str(), d.str(), d.strs()
-	l.Children, l.Supersedes = d.strs(), d.strs()
+	l.Children, l.Covered, l.Supersedes = d.strs(), d.strs(), d.strs()
 	l.SupersededBy = d.str()
 	flags := d.byte()
 	l.Archived, l.Unkeyed, l.Sessions = flags&1 != 0, flags&2 != 0, d.strs()

@@ -27,7 +27,7 @@ func codecCases(t testing.TB) []*Ledger {
 		&Ledger{},
 		&Ledger{LoadErr: "transcript: line 3: bad json", Prices: "bundled@2026-11-01"},
 		&Ledger{RunID: "r", ParentRunID: "p", Name: "a name é", Started: &at, Project: "/home/u/p", RenormalizedFrom: "o", SupersedesRuns: []string{"w1", "w2"},
-			Children: []string{"c1", "c2"}, Supersedes: []string{"s"}, SupersededBy: "b", Prices: "t@1",
+			Children: []string{"c1", "c2"}, Covered: []string{"c2"}, Supersedes: []string{"s"}, SupersededBy: "b", Prices: "t@1",
 			Rows: []Row{
 				{At: -900, Usage: nil, Requests: 1, StatedMicro: -5},
 				{At: 1 << 40, Provider: "claude", Model: "m", Usage: &transcript.Usage{}, Requests: 2},
@@ -121,14 +121,7 @@ func TestRowUsageHasNoTier(t *testing.T) {
 		t.Fatalf("rows %+v", rs)
 	}
 	l := &Ledger{RunID: "r", Prices: "p", Rows: rs}
-	b, err := l.MarshalBinary()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var back Ledger
-	if err := back.UnmarshalBinary(b); err != nil {
-		t.Fatal(err)
-	}
+	back := binaryLedger(t, l)
 	if !reflect.DeepEqual(l.Rows, back.Rows) {
 		t.Errorf("rows %+v, decoded %+v", l.Rows, back.Rows)
 	}

@@ -38,6 +38,16 @@
 //     (Cost.TierUnknown counts them when above a tier). A model the table
 //     lacks is named in Cost.UnpricedModels and adds nothing to MicroUSD:
 //     its cost is unknown, never 0.
+//   - A sub-agent's cost is counted once. Claude Code's stated cost (a
+//     result line's total_cost_usd, a session log's cost-state) is the
+//     process's cost tracker, which counts every call the process made,
+//     its sub-agents' included (views.StatedCostCountsSubRuns); the child runs
+//     linked from inside such a step, and theirs, are listed in the
+//     parent's Ledger.Covered, and their rows keep their usage but add no
+//     cost: they count as stated, at 0, wherever they are grouped (by
+//     model, a sub-agent's model shows its tokens and 0; its cost is in
+//     the parent's row). A step that states no cost, or a provider whose
+//     stated cost is the step's own, leaves its child runs priced.
 //   - A figure is priced at the service tier its usage states
 //     (transcript.Usage.ServiceTier, prices.Table.PriceAt): OpenAI's flex
 //     and priority at the model's flex and priority rates (counted in

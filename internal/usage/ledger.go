@@ -36,6 +36,10 @@ type Ledger struct {
 	// Children are the child runs the run links to (sub-agents,
 	// sub-workflows), in file order.
 	Children []string `json:"children,omitempty"`
+	// Covered are the child runs whose cost a step of the run already
+	// counts in the cost its provider stated (views.StatedCostCountsSubRuns):
+	// their usage is counted, their cost is not priced again.
+	Covered []string `json:"covered,omitempty"`
 	// Supersedes and SupersededBy are as views.RunCounts says: a
 	// superseded run's usage is counted in the run that supersedes it.
 	Supersedes   []string `json:"supersedes,omitempty"`
@@ -149,6 +153,7 @@ func LedgerOf(run *views.Run, tbl *prices.Table) *Ledger {
 		}
 		return true
 	})
+	l.Covered = coveredChildren(n.Steps, false, nil)
 	var entries []entry
 	pending := map[stepKey][]*transcript.Event{}
 	started := map[stepKey]uint64{}
@@ -196,6 +201,20 @@ func LedgerOf(run *views.Run, tbl *prices.Table) *Ledger {
 	}
 	l.Rows = rows(entries, tbl)
 	return l
+}
+
+// coveredChildren appends to out the child runs linked from steps below
+// an agent step whose stated cost counts its sub-agents' (stated says
+// the steps are below one).
+func coveredChildren(steps []*views.StepNode, stated bool, out []string) []string {
+	for _, s := range steps {
+		if stated && s.ChildRunID != "" && !slices.Contains(out, s.ChildRunID) {
+			out = append(out, s.ChildRunID)
+		}
+		below := stated || s.Agent != nil && s.Agent.CostUSD != nil && views.StatedCostCountsSubRuns(s.Agent.Provider)
+		out = coveredChildren(s.Steps, below, out)
+	}
+	return out
 }
 
 // stepEntries are the figures of one agent step: its messages' when they

@@ -63,15 +63,7 @@ func TestRecordedAndArchived(t *testing.T) {
 			}
 			src := sources(t, dir, ids, tbl)
 			for _, id := range ids { // the index keeps ledgers in their binary form
-				data, err := src.Ledgers[id].MarshalBinary()
-				if err != nil {
-					t.Fatal(err)
-				}
-				var back Ledger
-				if err := back.UnmarshalBinary(data); err != nil {
-					t.Fatal(err)
-				}
-				src.Ledgers[id] = &back
+				src.Ledgers[id] = binaryLedger(t, src.Ledgers[id])
 			}
 			rep, err := Build(src, tbl.Version(), Options{By: BySession})
 			if err != nil {

@@ -260,7 +260,7 @@ func Build(src Sources, table string, opt Options) (*Report, error) {
 		if !opt.Project.Match(project) {
 			continue
 		}
-		rep.Superseded += eachRow(tree, func(session string, r *Row) {
+		rep.Superseded += eachRow(tree, src.Ledgers, func(session string, r *Row) {
 			at := time.Unix(r.At, 0)
 			switch {
 			case !opt.Since.IsZero() && at.Before(opt.Since.Truncate(Slot*time.Second)),
@@ -328,8 +328,12 @@ func groupKey(by string, root *Ledger, project string, r *Row, at time.Time) (ke
 // first, depth first, as ledgerTree gives it) that is counted: a run
 // another supersedes, and its own child runs, are left out (their number
 // is returned); a row of a run that names no provider (a sub-agent's) is
-// given the session's.
-func eachRow(tree []*Ledger, fn func(session string, r *Row)) (superseded int) {
+// given the session's. A row of a run whose cost an ancestor's step
+// already counts in the cost its provider stated (covered: Ledger.Covered)
+// keeps its usage and adds no cost: its figures count as stated (the
+// parent's statement covers them), so that a sub-agent's cost is counted
+// once, in the parent step's.
+func eachRow(tree []*Ledger, ledgers map[string]*Ledger, fn func(session string, r *Row)) (superseded int) {
 	provider := ""
 	for _, l := range tree {
 		for _, r := range l.Rows {
@@ -356,13 +360,42 @@ func eachRow(tree []*Ledger, fn func(session string, r *Row)) (superseded int) {
 			superseded++
 			continue
 		}
+		inParent := covered(l, ledgers)
 		for i := range l.Rows {
 			r := l.Rows[i]
 			r.Provider = cmp.Or(r.Provider, provider)
+			if inParent {
+				r = r.inParentCost()
+			}
 			fn(tree[0].RunID, &r)
 		}
 	}
 	return superseded
+}
+
+// covered reports whether the cost of run l is in a cost an ancestor's
+// provider stated: its parent, or a run above it, lists it in Covered.
+func covered(l *Ledger, ledgers map[string]*Ledger) bool {
+	for depth := 0; l.ParentRunID != "" && depth < runtree.MaxDepth; depth++ {
+		p := ledgers[l.ParentRunID]
+		if p == nil || p.LoadErr != "" {
+			return false
+		}
+		if slices.Contains(p.Covered, l.RunID) {
+			return true
+		}
+		l = p
+	}
+	return false
+}
+
+// inParentCost is r with its cost taken out: its figures count as stated,
+// at no cost of their own, since a parent's stated cost counts them.
+func (r Row) inParentCost() Row {
+	r.Stated += r.Priced + r.Unpriced
+	r.PricedPico, r.StatedMicro = 0, 0
+	r.Priced, r.Unpriced, r.TierUnknown, r.Batch, r.Flex, r.Priority, r.UnpricedTier, r.UnpricedWhy = 0, 0, 0, 0, 0, 0, 0, nil
+	return r
 }
 
 // TreeCost is what the run id and the child runs it links to cost, as a
@@ -375,18 +408,36 @@ func TreeCost(id string, ledgers map[string]*Ledger, table string) (Cost, bool) 
 	}
 	var acc costAcc
 	rows := 0
-	eachRow(ledgerTree(root, ledgers), func(_ string, r *Row) { acc.add(r); rows++ })
+	eachRow(ledgerTree(root, ledgers), ledgers, func(_ string, r *Row) { acc.add(r); rows++ })
 	return acc.cost(table), rows > 0
 }
 
 // Costs is what the runs ids and the child runs they link to cost, each
 // run once however many of ids reach it, in all and per provider, as
-// TreeCost counts one run; runs with no ledger are left out.
+// TreeCost counts one run; runs with no ledger are left out. A run whose
+// parent's ledger is at hand is counted after the others, so that the
+// tree of its session reaches it first and its rows take the session's
+// provider, as a report's do.
 func Costs(ids []string, ledgers map[string]*Ledger, table string) (total Cost, byProvider map[string]Cost) {
 	var all costAcc
 	per := map[string]*costAcc{}
 	seen := map[string]bool{}
+	hasParent := func(id string) bool {
+		l := ledgers[id]
+		return l != nil && l.ParentRunID != "" && ledgers[l.ParentRunID] != nil
+	}
+	ordered := make([]string, 0, len(ids))
 	for _, id := range ids {
+		if !hasParent(id) {
+			ordered = append(ordered, id)
+		}
+	}
+	for _, id := range ids {
+		if hasParent(id) {
+			ordered = append(ordered, id)
+		}
+	}
+	for _, id := range ordered {
 		root := ledgers[id]
 		if root == nil || root.LoadErr != "" || seen[id] {
 			continue
@@ -398,7 +449,7 @@ func Costs(ids []string, ledgers map[string]*Ledger, table string) (total Cost, 
 				tree = append(tree, l)
 			}
 		}
-		eachRow(tree, func(_ string, r *Row) {
+		eachRow(tree, ledgers, func(_ string, r *Row) {
 			all.add(r)
 			p := cmp.Or(r.Provider, "unknown")
 			if per[p] == nil {

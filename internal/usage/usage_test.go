@@ -120,6 +120,20 @@ func sources(t *testing.T, dir string, ids []string, tbl *prices.Table) Sources 
 	return src
 }
 
+// binaryLedger is l as the index keeps it: encoded, then decoded.
+func binaryLedger(t testing.TB, l *Ledger) *Ledger {
+	t.Helper()
+	data, err := l.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back Ledger
+	if err := back.UnmarshalBinary(data); err != nil {
+		t.Fatal(err)
+	}
+	return &back
+}
+
 func TestReport(t *testing.T) {
 	tbl := prices.Bundled()
 	dir, ids := store(t)

@@ -72,6 +72,10 @@
 //     hold the rounded sum, for older readers), and the cost with its
 //     provenance (RunSummary.Cost, Stats.Priced: prices.Cost) is set by
 //     the commands from package usage, which prices the runs' ledgers.
+//     A cost a provider states for a step may count its sub-agents' too
+//     (StatedCostCountsSubRuns: Claude Code's); the view says so beside
+//     such a step's cost when it links a child run, and package usage
+//     does not price those child runs again.
 //   - Tokens are shown as the providers bill them (UsageFigures): uncached
 //     input, cache read, cache write, output, never an input that holds
 //     the cache.

@@ -94,3 +94,43 @@ func TestSubRunTotals(t *testing.T) {
 		})
 	}
 }
+
+// TestStatedCostSubAgentsIncluded: beside a step's stated cost, the view
+// says when it counts the sub-agents' too (Claude Code's process cost,
+// StatedCostCountsSubRuns) and the step links a child run; a cost stated
+// by another provider, or a step with no child run, says nothing more.
+func TestStatedCostSubAgentsIncluded(t *testing.T) {
+	const root, child = viewstest.Root, viewstest.Child
+	tests := []struct {
+		provider string
+		linked   bool
+		want     bool
+	}{
+		{"claude", true, true},
+		{"claude", false, false},
+		{"opencode", true, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.provider, func(t *testing.T) {
+			dir := t.TempDir()
+			b := viewstest.NewBuilder(root, "").Add(viewstest.Started("record")).
+				Add(viewstest.Step(transcript.StepStarted, "agent", 0, &transcript.StepPayload{Name: "agent", Kind: transcript.KindAgent}))
+			if tt.linked {
+				b.Add(&transcript.Event{Type: transcript.StepCallWorkflowStarted, Path: "agent.subagent", ChildRunID: child,
+					Payload: &transcript.StepPayload{Name: "subagent", Kind: transcript.KindCallWorkflow}}).
+					Add(&transcript.Event{Type: transcript.StepCallWorkflowCompleted, Path: "agent.subagent", ChildRunID: child,
+						Payload: &transcript.StepPayload{Name: "subagent", Kind: transcript.KindCallWorkflow, Status: transcript.StatusOK}})
+			}
+			b.Add(viewstest.AgentDone(t, "agent", &transcript.AgentResult{Provider: tt.provider, Status: transcript.StatusOK, CostUSD: new(0.0190)}))
+			writeRun(t, dir, b.Add(viewstest.Completed("record", transcript.StatusOK, "")))
+			writeRun(t, dir, viewstest.NewBuilder(child, root).Add(viewstest.Started("subagent")).Add(viewstest.Completed("subagent", transcript.StatusOK, "")))
+			var buf bytes.Buffer
+			if err := WriteView(&buf, loadTree(t, dir, root), ViewOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			if got := bytes.Contains(buf.Bytes(), []byte("$0.0190, its sub-agents' included")); got != tt.want || !bytes.Contains(buf.Bytes(), []byte("$0.0190")) {
+				t.Errorf("sub-agents' note %v, want %v:\n%s", got, tt.want, buf.String())
+			}
+		})
+	}
+}

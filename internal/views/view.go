@@ -272,9 +272,16 @@ func (v *viewer) header(n *RunNode) {
 					if len(at) > 0 {
 						src += " (" + strings.Join(at, ", ") + " rate)"
 					}
+					if c.Source == "provider" && subRunsInCost(s) {
+						src += ", its sub-agents' included"
+					}
 					parts = append(parts, c.Text(true)+" "+src)
 				} else if a.CostUSD != nil {
-					parts = append(parts, fmt.Sprintf("$%.4f", *a.CostUSD))
+					text := fmt.Sprintf("$%.4f", *a.CostUSD)
+					if subRunsInCost(s) {
+						text += ", its sub-agents' included"
+					}
+					parts = append(parts, text)
 				}
 				v.d.item(strings.Join(parts, ", "))
 			}
@@ -500,4 +507,40 @@ func wanted(ev *transcript.Event, o Sections) bool {
 		return o.Errors
 	}
 	return false
+}
+
+// StatedCostCountsSubRuns reports whether the cost a provider states for
+// an agent step counts what the step's sub-agents (its child runs) cost
+// too: Claude Code's total_cost_usd (a result line's) and totalCostUSD (a
+// session log's cost-state record) are the process's cost tracker, which
+// adds every API call the process makes, its sub-agents' (Task/Agent
+// tool) included; a capture of Claude Code 2.1.198 with a background
+// sub-agent states $0.1662723, the parent's messages priced at Anthropic's
+// rates ($0.1118133) plus its sub-agent's ($0.054459), and its modelUsage
+// counts both (the usage reports do not price those child runs again;
+// twasm view says so beside the step's cost). The sub-agents' usage is on their own runs' messages, not
+// in the step's usage.
+func StatedCostCountsSubRuns(provider string) bool {
+	return provider == "claude"
+}
+
+// subRunsInCost reports whether agent step s states a cost that counts
+// the child runs it links (StatedCostCountsSubRuns) and links one.
+func subRunsInCost(s *StepNode) bool {
+	a := s.Agent
+	if a == nil || a.CostUSD == nil || !StatedCostCountsSubRuns(a.Provider) {
+		return false
+	}
+	links := false
+	var walk func(ss []*StepNode)
+	walk = func(ss []*StepNode) {
+		for _, c := range ss {
+			if c.ChildRunID != "" {
+				links = true
+			}
+			walk(c.Steps)
+		}
+	}
+	walk(s.Steps)
+	return links
 }

@@ -148,12 +148,19 @@
 // no runs then) counts beyond its usage. Sub-agent messages are not
 // added to the step total: Claude's result.usage does not include them
 // either; they carry their usage on their own messages. total_cost_usd is
-// cumulative over the process, so it is reported in "set" mode; a
+// cumulative over the process, so it is reported in "set" mode; it is
+// stated, never derived, and counts every call the process made, the
+// sub-agents' included (their child runs' cost: a 2.1.198 capture states
+// $0.1662723, the parent's messages at Anthropic's rates $0.1118133 plus
+// its sub-agent's $0.054459, and modelUsage counts both runs' tokens), so
+// the usage reports do not price those child runs again
+// (views.StatedCostCountsSubRuns); a
 // conversation_reset (/clear in a process that goes on) restarts it from
 // zero, so what the results before it stated is added to the later
 // ones'. So is a
 // session log's cost-state record (2.1.28x: the CLI's cost tracker,
-// written when a process ends): its totalCostUSD is the step's cost, and
+// written when a process ends): its totalCostUSD is the step's cost, its
+// sub-agents' included as well, and
 // one without it is declared ignored; its per-model token counts repeat
 // the messages' and are not read.
 //

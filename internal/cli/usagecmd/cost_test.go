@@ -401,3 +401,32 @@ func TestUsageServiceTiers(t *testing.T) {
 		}
 	}
 }
+
+// TestSubAgentCostOnce records a Claude stream whose background sub-agent
+// (parent_tool_use_id toolu_AG: 1850 input, 26 output tokens of
+// claude-sonnet-4-5) ran inside the process whose last result line
+// states $0.019 (total_cost_usd: the process's cost tracker, the
+// sub-agent's calls included) and checks that usage, ls and stats say
+// $0.019, stated: the sub-agent's child run is not priced again (which
+// made it $0.02494, mixed), while its tokens are counted once.
+func TestSubAgentCostOnce(t *testing.T) {
+	t.Parallel()
+	storage := t.TempDir()
+	clitest.Record(t, storage, "claude", clitest.Golden("claude", "stream_json_background_agent.jsonl"))
+	const want = `{"micro_usd":19000,"usd":"0.019","source":"provider"}`
+	for _, tc := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"usage", "--json"}, []string{`"total":{"key":"total","sessions":1,`, `"uncached_input_tokens":1962,`, `"output_tokens":76`, `"cost":` + want + `}`}},
+		{[]string{"ls", "--json"}, []string{`"cost":` + want}},
+		{[]string{"stats", "--all", "--json"}, []string{`"cost":` + want, `"cost_by_provider":{"claude":` + want + `}`}},
+	} {
+		r := clitest.RunOK(t, env, append([]string{"--storage", storage}, tc.args...)...)
+		for _, w := range tc.want {
+			if !strings.Contains(r.Out, w) {
+				t.Errorf("%v: no %s in\n%s", tc.args, w, r.Out)
+			}
+		}
+	}
+}

@@ -55,7 +55,10 @@ Every grouping counts the same usage, so the totals agree.
 Cost says where it comes from: "provider" (stated by the agent: Claude's
 result line, Pi, Cline, OpenCode...), "priced" (from the price table in
 force: "twasm prices" says which), "mixed" (both), "unknown" (a model the
-table lacks, named: its cost is unknown, never 0).
+table lacks, named: its cost is unknown, never 0). Claude Code's stated
+cost counts its sub-agents' calls too: their tokens are counted on their
+own model's rows, their cost once, in the parent's (their rows show 0,
+"provider").
 
 --since and --until take a time (today, yesterday, 2026-11-20, 20261120,
 2026-11-20T15:04, RFC 3339) or an age (36h, 7d, 2w); a day given as
