@@ -84,40 +84,35 @@ func TestRevisedToolEvents(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			sink, res := runScript(t, c.lines...)
 			var got []string
-			var pairs transcript.Pairer
-			var inputs, outputs []string
+			var evs []*transcript.Event
 			for _, e := range events(sink, "") {
-				p := e.Tool()
-				if p == nil {
-					continue
-				}
-				s := fmt.Sprintf("result %s %s", p.CallID, p.Output)
-				if e.Type == transcript.ToolCall {
-					s = fmt.Sprintf("call %s %s", p.CallID, p.Input)
-				}
-				if p.Revised() {
-					s += " revised"
-				}
-				got = append(got, s)
-				n, again, ok := pairs.Feed(e)
-				switch {
-				case !ok:
-				case e.Type == transcript.ToolCall && again:
-					inputs[n] = p.CallID + " " + string(p.Input)
-				case e.Type == transcript.ToolCall:
-					inputs, outputs = append(inputs, p.CallID+" "+string(p.Input)), append(outputs, "")
-				default:
-					outputs[n] = p.Output
+				if p := e.Tool(); p != nil {
+					s := fmt.Sprintf("result %s %s", p.CallID, p.Output)
+					if e.Type == transcript.ToolCall {
+						s = fmt.Sprintf("call %s %s", p.CallID, p.Input)
+					}
+					if p.Revised() {
+						s += " revised"
+					}
+					got, evs = append(got, s), append(evs, e)
 				}
 			}
 			assert.Equal(t, c.want, got)
-			assert.Equal(t, c.calls, pairs.Calls(), "calls counted")
+			// Each call once, at its latest version, with its latest
+			// result, as every reader reads them.
+			pairs, old := transcript.PairEvents(evs), transcript.Superseded(evs)
 			var latest []string
-			for i := range inputs {
-				latest = append(latest, inputs[i]+" "+outputs[i])
+			for _, e := range evs {
+				if e.Type != transcript.ToolCall || old[e] {
+					continue
+				}
+				r := pairs[e]
+				if assert.NotNil(t, r, "call %s dangling", e.Tool().CallID) {
+					latest = append(latest, e.Tool().CallID+" "+string(e.Tool().Input)+" "+r.Tool().Output)
+				}
 			}
+			assert.Equal(t, c.calls, len(latest), "calls counted")
 			assert.Equal(t, c.latest, latest, "each call's latest input and output")
-			assert.Empty(t, pairs.Dangling(), "calls dangling by the Pairer")
 			assert.Empty(t, res.Dangling, "calls dangling in the step result")
 			if c.warn == "" {
 				assert.Empty(t, res.Warnings)
