@@ -64,8 +64,7 @@ func TestCallChangedInPlace(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			o := plugintest.Run(t, cline.Plugin, []byte(tt.v1+"\n"+tt.v2+"\n"), normalize.Options{Provider: "cline"})
 			var trace []string
-			var pairs transcript.Pairer
-			var inputs, outputs []string
+			var evs []*transcript.Event
 			for _, it := range o.Sink.Items {
 				ev := it.Event
 				if ev == nil || ev.Tool() == nil {
@@ -79,26 +78,27 @@ func TestCallChangedInPlace(t *testing.T) {
 				if p.Revised() {
 					s += " revised"
 				}
-				trace = append(trace, s)
-				n, again, ok := pairs.Feed(ev)
-				switch {
-				case !ok:
-				case ev.Type == transcript.ToolCall && again:
-					inputs[n] = string(p.Input)
-				case ev.Type == transcript.ToolCall:
-					inputs, outputs = append(inputs, string(p.Input)), append(outputs, "")
-				default:
-					outputs[n] = p.Output
-				}
+				trace, evs = append(trace, s), append(evs, ev)
 			}
 			if strings.Join(trace, "|") != strings.Join(tt.trace, "|") {
 				t.Errorf("tool events:\n%q\nwant\n%q", trace, tt.trace)
 			}
-			if pairs.Calls() != tt.calls || len(pairs.Dangling()) != 0 || len(o.Result.Dangling) != 0 {
-				t.Fatalf("calls counted %d, dangling %v and %v; want %d, none", pairs.Calls(), pairs.Dangling(), o.Result.Dangling, tt.calls)
+			// The calls as every reader counts them: each at its latest
+			// version, with its latest result.
+			pairs, old := transcript.PairEvents(evs), transcript.Superseded(evs)
+			var calls []*transcript.Event
+			for _, ev := range evs {
+				if ev.Type == transcript.ToolCall && !old[ev] {
+					calls = append(calls, ev)
+				}
 			}
-			if last := len(inputs) - 1; inputs[last] != tt.input || outputs[last] != tt.output {
-				t.Errorf("the last call: input %s, output %q; want %s, %q", inputs[last], outputs[last], tt.input, tt.output)
+			if len(calls) != tt.calls || len(o.Result.Dangling) != 0 {
+				t.Fatalf("calls counted %d, dangling %v; want %d, none", len(calls), o.Result.Dangling, tt.calls)
+			}
+			last := calls[len(calls)-1]
+			r := pairs[last]
+			if r == nil || string(last.Tool().Input) != tt.input || r.Tool().Output != tt.output {
+				t.Errorf("the last call: input %s, result %v; want %s, %q", last.Tool().Input, r, tt.input, tt.output)
 			}
 		})
 	}
