@@ -256,7 +256,16 @@
 //     first's: then it is a new call that reuses the id (providers
 //     whose ids are unique per response, not per session, name every
 //     turn's first call call_1), and its result is its own. The
-//     transcript keeps the provider's id for both.
+//     transcript keeps the provider's id for both. Revised (ABI 1.13)
+//     says the call is a new version of the latest call of its id,
+//     changed in place (a task's conversation element rewritten and
+//     read again under a new message key): the host writes it again,
+//     answered or not, with its new input, marked revised
+//     (transcript.RevisedField), and every reader counts it once, with
+//     its latest input; with no call of its id reported before it is an
+//     ordinary call. A host of 1.12 or before ignores the tag, and reads
+//     the call by the rules above (a repeat before its result ignored,
+//     one after it from another message a new call).
 //   - OpToolResult CallID, Name, Output, Error, IsError, ExitCode,
 //     Status, Scope, Time: tool.result. Output is what the tool
 //     returned: set it, even empty, when the provider gives one, and
@@ -265,8 +274,12 @@
 //     never ran). A result whose call was never
 //     reported gets a call synthesized from it (and a warning), as does a
 //     result after the id's block moved to another message (above); a
-//     second result for the same call is ignored with a warning. Calls
-//     with no result at the end are dangling: listed in the step result.
+//     second result for the same call is ignored with a warning, unless
+//     it is marked Revised (ABI 1.13): a new version of the result of
+//     the id's latest call, changed in place, written marked revised,
+//     its outcome replacing the earlier one (with no result of its id
+//     before, an ordinary result). Calls with no result at the end are
+//     dangling: listed in the step result.
 //   - OpUsage usage fields, Mode (add|set), Scope: the step's token
 //     totals; "set" for cumulative counters, so they are not double-added.
 //     The usage fields are InputTokens (every input token), CacheReadTokens,

@@ -97,7 +97,9 @@
 // An archived session's agent may change in place what it wrote before
 // (a document rewritten at every turn, a database row updated): the
 // archive then writes the changed message, call or result again, in its
-// new version, with [RevisedField] ("revised": true) in its payload.
+// new version, with [RevisedField] ("revised": true) in its payload (a
+// plugin may say so itself of a call or result, ABI 1.13: a Cline or Roo
+// Code task's conversation element changed in place).
 // Both versions stay in the transcript. A revised tool.call is a new
 // version of the latest call of its id, and a revised tool.result of the
 // latest result of its id, whose outcome it replaces: [Pairer.Feed] says

@@ -291,6 +291,13 @@ type ToolCall struct {
 	Kind         string // "execute", "read", "edit", "search", "fetch", "think", "other"
 	Command      Str    // the shell command line, for execute
 	Scope, Time  Str
+	// Revised (ABI 1.13) says the call is a new version of the call of
+	// its id reported before, changed in place (its message rewritten
+	// and read again under a new key): the host writes it as that
+	// call's latest version, counted once, its input replacing the
+	// earlier one. With no call of its id reported before it is an
+	// ordinary call. A host of 1.12 or before ignores it.
+	Revised bool
 }
 
 // ToolCall reports a tool.call.
@@ -303,6 +310,7 @@ func (o *Out) ToolCall(c ToolCall) {
 	o.str(wire.TCommand, &c.Command)
 	o.str(wire.TScope, &c.Scope)
 	o.str(wire.TTime, &c.Time)
+	o.flag(wire.TRevised, c.Revised)
 	o.enc.End()
 }
 
@@ -322,6 +330,12 @@ type ToolResult struct {
 	ExitCode                    Int
 	Status                      Str // e.g. "completed", "failed", "declined"
 	Scope, Time                 Str
+	// Revised (ABI 1.13) says the result is a new version of the result
+	// of its call id reported before, changed in place: the host writes
+	// it as such, its outcome replacing the earlier one. With no result
+	// of its id reported before it is an ordinary result. A host of
+	// 1.12 or before ignores it.
+	Revised bool
 }
 
 // ToolResult reports a tool.result.
@@ -336,6 +350,7 @@ func (o *Out) ToolResult(r ToolResult) {
 	o.str(wire.TStatus, &r.Status)
 	o.str(wire.TScope, &r.Scope)
 	o.str(wire.TTime, &r.Time)
+	o.flag(wire.TRevised, r.Revised)
 	o.enc.End()
 }
 

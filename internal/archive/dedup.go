@@ -32,7 +32,11 @@ import (
 // not per session), which the plugin's stream makes a call of its own:
 // calls and results are counted by id, here and in the stream (the
 // replay included, Replayed), and the n-th call of an id is archived when
-// the earlier parts hold n calls of it (the n-th result likewise).
+// the earlier parts hold n calls of it (the n-th result likewise). The
+// versions of a call or result the plugin's stream marks revised itself
+// (ABI 1.13: a Cline or Roo Code task's conversation element changed in
+// place) are counted apart (countKey): one more version is archived, as
+// the stream made it, and a replay counts it as one the parts hold.
 type archived struct {
 	// callN and resultN count the calls and results of each call id the
 	// earlier parts hold; callSeen and resultSeen those the plugin's
@@ -118,12 +122,26 @@ func (s *archived) count(ev *transcript.Event) (tp *transcript.ToolPayload, arch
 	if tp = ev.Tool(); tp == nil || tp.CallID == "" {
 		return nil, false
 	}
+	k := countKey(tp)
 	if ev.Type == transcript.ToolCall {
-		s.callSeen[tp.CallID]++
-		return tp, s.callSeen[tp.CallID] <= s.callN[tp.CallID]
+		s.callSeen[k]++
+		return tp, s.callSeen[k] <= s.callN[k]
 	}
-	s.resultSeen[tp.CallID]++
-	return tp, s.resultSeen[tp.CallID] <= s.resultN[tp.CallID]
+	s.resultSeen[k]++
+	return tp, s.resultSeen[k] <= s.resultN[k]
+}
+
+// countKey is what count and note count a call or result under: its
+// call id, and a key of its own for the versions marked revised (a
+// plugin's stream marks them itself, ABI 1.13: a task folder's
+// conversation element changed in place), which are not one more call
+// or result of the id but are archived as often as the stream made
+// them.
+func countKey(tp *transcript.ToolPayload) string {
+	if tp.Revised() {
+		return tp.CallID + "\x00" + RevisedField
+	}
+	return tp.CallID
 }
 
 // replayed counts an event the replay of the earlier parts made
@@ -262,16 +280,12 @@ func (s *archived) note(ev *transcript.Event) {
 	case transcript.ToolCall:
 		// A revised call is a new version of one counted already.
 		if tp := ev.Tool(); tp != nil && tp.CallID != "" {
-			if !tp.Revised() {
-				s.callN[tp.CallID]++
-			}
+			s.callN[countKey(tp)]++
 			s.callSums[tp.CallID] = append(s.callSums[tp.CallID], callSum(tp))
 		}
 	case transcript.ToolResult:
 		if tp := ev.Tool(); tp != nil && tp.CallID != "" {
-			if !tp.Revised() {
-				s.resultN[tp.CallID]++
-			}
+			s.resultN[countKey(tp)]++
 			s.resultSums[tp.CallID] = append(s.resultSums[tp.CallID], resultSum(tp))
 		}
 	case transcript.MessageAssistant, transcript.MessageUser:

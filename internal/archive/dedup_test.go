@@ -13,7 +13,10 @@ import (
 // TestFilterCountsCallIDs: the filter of a grown session's part counts
 // calls and results by call id (the earlier parts', and the stream's with
 // the replay), so that a call id the provider reused in a later turn is
-// kept while what the plugin emits again of an earlier part is dropped.
+// kept while what the plugin emits again of an earlier part is dropped;
+// the versions a plugin's stream marks revised (ABI 1.13) are counted
+// apart, so that one archived is dropped when emitted again (before, it
+// was one call more than the parts held, and kept twice).
 func TestFilterCountsCallIDs(t *testing.T) {
 	// ev is "c<id>:<input>" a call, "r<id>:<output>" a result; "C" and
 	// "R" are the same marked revised.
@@ -41,6 +44,10 @@ func TestFilterCountsCallIDs(t *testing.T) {
 		{name: "reused after the replay", archived: "ca:ls ra:x", replayed: "ca:ls ra:x", fed: "ca:ls ra:x", kept: "ca:ls ra:x"},
 		{name: "the result of a call archived unanswered", archived: "ca:ls", replayed: "ca:ls", fed: "ra:x", kept: "ra:x"},
 		{name: "rewrite: reused with the same content", rewrite: true, archived: "ca:ls ra:x", fed: "ca:ls ra:x ca:ls ra:x", kept: "ca:ls ra:x"},
+		{name: "a revised version the stream made, after the replay", archived: "ca:ls ra:x", replayed: "ca:ls ra:x", fed: "Ca:pwd Ra:y", kept: "Ca:pwd Ra:y", revised: "Ca:pwd Ra:y"},
+		{name: "a revised version archived, emitted again", archived: "ca:ls ra:x Ca:pwd Ra:y", fed: "ca:ls ra:x Ca:pwd Ra:y"},
+		{name: "a revised version archived, another after the replay", archived: "ca:ls Ca:pwd", replayed: "ca:ls Ca:pwd", fed: "Ca:id", kept: "Ca:id", revised: "Ca:id"},
+		{name: "reused after a revised version archived", archived: "ca:ls ra:x Ca:pwd", replayed: "ca:ls ra:x Ca:pwd", fed: "ca:id ra:y", kept: "ca:id ra:y"},
 		{name: "rewrite: both generations unchanged", rewrite: true, archived: "ca:ls ra:x ca:pwd ra:y", fed: "ca:ls ra:x ca:pwd ra:y"},
 		{name: "rewrite: a call changed", rewrite: true, archived: "ca:l", fed: "ca:ls", kept: "ca:ls", changed: []string{"call a"}, revised: "ca:ls"},
 		{name: "rewrite: a result changed", rewrite: true, archived: "ca:ls ra:x", fed: "ca:ls ra:y", kept: "ra:y", changed: []string{"result of a"}, revised: "ra:y"},

@@ -226,7 +226,11 @@
 // whole, whose messages have no ids (Cline's arrays), is compared by
 // the plugin with the version it read before, by index and content, so
 // only what is new or changed is written; the raw capture then rebuilds
-// the run alone (renormalize). A folder deleted ends its run.
+// the run alone (renormalize). A call or result of a message changed in
+// place the plugin marks revised itself (ABI 1.13), and the filter
+// counts such versions apart from the id's calls and results (one the
+// earlier parts hold, emitted again, is dropped). A folder deleted ends
+// its run.
 //
 // A session of a "tree" store (abi.StoreKindTree: OpenCode's older
 // storage) is read the same way, its files listed by treeFiles: the

@@ -2,6 +2,7 @@ package normalize
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/maphash"
@@ -1093,40 +1094,88 @@ func (a *assembler) toolCall(f *fields) {
 	}
 	scope := f.str(wire.TScope)
 	k := toolKey{scope, id}
-	if st := a.tools[k]; st != nil && !a.reused(st) {
-		return
-	}
+	revised := f.bool(wire.TRevised)
 	ik := a.idOf(k)
+	if st := a.tools[k]; st != nil {
+		switch {
+		case revised:
+			// A new version of st (ABI 1.13), answered or not: the
+			// same call, its input and name now these.
+			st.name, st.kind, st.command = callName(f)
+			st.msgKey = a.ids[ik].use
+			a.callEvent(f, st, true)
+			return
+		case !a.reused(st):
+			return
+		}
+	}
 	e := a.ids[ik]
 	if e.done {
+		if revised {
+			// A new version of the answered call: its latest block
+			// is the call's own now, so that the call reported again
+			// from there is not taken for a new one.
+			e.msgKey = e.use
+			a.ids[ik] = e
+			st := &toolState{key: k, resulted: true}
+			st.name, st.kind, st.command = callName(f)
+			a.callEvent(f, st, true)
+			return
+		}
 		if !reusedDone(e) {
 			return
 		}
 		e.done, e.msgKey = false, 0
 		a.ids[ik] = e
 	}
-	kind := transcript.ToolKind(f.str(wire.TKind))
-	if !vocab.ToolKind(string(kind)) {
-		kind = transcript.ToolOther
-	}
-	st := &toolState{key: k, msgKey: e.use, prompts: a.prompts[scope], name: f.str(wire.TName), kind: string(kind), command: f.str(wire.TCommand)}
-	if st.name == "" {
-		// Spec 6.12: a call has a name: the tool's kind when the plugin
-		// gives none (a call synthesized from its result, say), else
-		// "unknown".
-		st.name = "unknown"
-		if f.str(wire.TKind) != "" {
-			st.name = string(kind)
-		}
-	}
+	st := &toolState{key: k, msgKey: e.use, prompts: a.prompts[scope]}
+	st.name, st.kind, st.command = callName(f)
 	a.tools[k] = st
 	a.calls = append(a.calls, st)
-	input := f.json(wire.TInput)
-	a.ensureScope(scope)
-	a.enqueue(item{kind: itemEvent, scope: scope, tool: st, ev: &transcript.Event{Type: transcript.ToolCall, Timestamp: a.timestamp(f), Payload: &transcript.ToolPayload{
-		Name: st.name, CallID: id, Input: input, Fidelity: transcript.FidelityAgentEmitted,
-		Kind: kind, Command: st.command, RawLine: a.line,
-	}}})
+	a.callEvent(f, st, false)
+}
+
+// callName is the name, kind and command of the call f reports. Spec
+// 6.12: a call has a name: the tool's kind when the plugin gives none (a
+// call synthesized from its result, say), else "unknown".
+func callName(f *fields) (name, kind, command string) {
+	k := transcript.ToolKind(f.str(wire.TKind))
+	if !vocab.ToolKind(string(k)) {
+		k = transcript.ToolOther
+	}
+	name = f.str(wire.TName)
+	if name == "" {
+		name = "unknown"
+		if f.str(wire.TKind) != "" {
+			name = string(k)
+		}
+	}
+	return name, string(k), f.str(wire.TCommand)
+}
+
+// callEvent queues the tool.call of st that f reports; revised marks it
+// a new version of the call reported before (transcript.RevisedField).
+// The call of a pending st takes its place in the written order from
+// this version (tool); an answered call's version has none to take.
+func (a *assembler) callEvent(f *fields, st *toolState, revised bool) {
+	p := &transcript.ToolPayload{
+		Name: st.name, CallID: st.key.id, Input: f.json(wire.TInput), Fidelity: transcript.FidelityAgentEmitted,
+		Kind: transcript.ToolKind(st.kind), Command: st.command, RawLine: a.line,
+	}
+	if revised {
+		p.Extra = revisedMark()
+	}
+	tool := st
+	if st.resulted {
+		tool = nil
+	}
+	a.ensureScope(st.key.scope)
+	a.enqueue(item{kind: itemEvent, scope: st.key.scope, tool: tool, ev: &transcript.Event{Type: transcript.ToolCall, Timestamp: a.timestamp(f), Payload: p}})
+}
+
+// revisedMark is the Extra of a revised call or result.
+func revisedMark() map[string]json.RawMessage {
+	return map[string]json.RawMessage{transcript.RevisedField: json.RawMessage("true")}
 }
 
 // reused says whether a call or result reported for st's call id is a
@@ -1168,12 +1217,23 @@ func (a *assembler) toolResult(f *fields) {
 	}
 	scope := f.str(wire.TScope)
 	k := toolKey{scope, id}
-	if e := a.ids[a.idOf(k)]; e.done && !reusedDone(e) {
-		a.warn("second result for tool call %s ignored", id)
-		return
+	revised := f.bool(wire.TRevised)
+	if e := a.ids[a.idOf(k)]; e.done {
+		switch {
+		case revised:
+			// A new version of the result of the id's latest call
+			// (ABI 1.13): its outcome replaces the earlier one.
+			a.resultEvent(f, &toolState{key: k, name: f.str(wire.TName), resulted: true}, true)
+			return
+		case !reusedDone(e):
+			a.warn("second result for tool call %s ignored", id)
+			return
+		}
 	}
 	st := a.tools[k]
-	if st == nil || a.reused(st) {
+	if st == nil || !revised && a.reused(st) {
+		// A revised result answers st, whatever its turn: it is
+		// st's (a revised call would be a new version of it).
 		a.toolCall(f)
 		st = a.tools[k]
 		a.warn("tool result %s had no tool call; a call named %q was synthesized from the result", id, st.name)
@@ -1183,10 +1243,20 @@ func (a *assembler) toolResult(f *fields) {
 		return
 	}
 	a.answer(st)
+	a.resultEvent(f, st, false)
+}
+
+// resultEvent queues the tool.result f reports for call st; revised
+// marks it a new version of the result reported before
+// (transcript.RevisedField).
+func (a *assembler) resultEvent(f *fields, st *toolState, revised bool) {
 	p := &transcript.ToolPayload{
-		Name: st.name, CallID: id, Output: f.str(wire.TOutput), Error: f.str(wire.TError),
+		Name: st.name, CallID: st.key.id, Output: f.str(wire.TOutput), Error: f.str(wire.TError),
 		Fidelity: transcript.FidelityAgentEmitted, Kind: transcript.ToolKind(st.kind), Command: st.command,
 		Status: f.str(wire.TStatus), RawLine: a.line,
+	}
+	if revised {
+		p.Extra = revisedMark()
 	}
 	if p.Name == "" {
 		p.Name = f.str(wire.TName)
@@ -1204,7 +1274,7 @@ func (a *assembler) toolResult(f *fields) {
 		// one the tool returned.
 		p.HasOutput = false
 	}
-	a.event(scope, transcript.ToolResult, a.timestamp(f), p)
+	a.event(st.key.scope, transcript.ToolResult, a.timestamp(f), p)
 }
 
 // answer marks st's result recorded and moves the call from tools to its

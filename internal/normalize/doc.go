@@ -20,8 +20,12 @@
 // by call id (a call id reported again is the same call, unless the first
 // call has its result, or a user prompt came after it, and the id's
 // tool_use or command block is in another message: then it is a new call
-// that reuses the id, as providers whose ids are unique per response do),
-// usage in "set" mode is not
+// that reuses the id, as providers whose ids are unique per response do;
+// a call or result the plugin marks revised, ABI 1.13, is written again
+// as a new version of the one of its id before it, marked
+// transcript.RevisedField, and counted once by every reader, with its
+// latest input and outcome; with nothing of its id before, it is an
+// ordinary one), usage in "set" mode is not
 // double-added, provider errors are listed in the result's Errors with
 // their raw line, and the final status
 // follows spec 6.7 (abi's "Final status": the terminal event, then the

@@ -94,10 +94,11 @@ func run(ops abi.Value, out *sdk.Out) error {
 			out.Close(txt("key"), sdk.MessageEnd{StopReason: txt("stop"), Model: txt("model"), ID: txt("id"), Usage: usage(op.Get("usage"))})
 		case "call":
 			out.ToolCall(sdk.ToolCall{CallID: txt("id"), Name: txt("name"), Input: sdk.JSON(op.Get("input")), Kind: op.Get("kind").String(),
-				Command: txt("cmd"), Scope: txt("scope"), Time: txt("time")})
+				Command: txt("cmd"), Scope: txt("scope"), Time: txt("time"), Revised: op.Get("revised").Truthy()})
 		case "result":
 			out.ToolResult(sdk.ToolResult{CallID: txt("id"), Name: txt("name"), Output: txt("output"), Error: txt("error"),
-				IsError: op.Get("is_error").Truthy(), ExitCode: sdk.IntOf(op.Get("exit")), Status: txt("status"), Scope: txt("scope"), Time: txt("time")})
+				IsError: op.Get("is_error").Truthy(), ExitCode: sdk.IntOf(op.Get("exit")), Status: txt("status"), Scope: txt("scope"), Time: txt("time"),
+				Revised: op.Get("revised").Truthy()})
 		case "usage":
 			out.Usage(usage(op), op.Get("mode").String())
 		case "cost":

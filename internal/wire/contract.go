@@ -61,7 +61,14 @@ const (
 	// the one call of another session's run whose input states the
 	// prompt the session starts with (StoreParent.Prompt: Roo Code's
 	// sub-tasks before 3.35, Kilo Code's before 4.135).
-	Minor = 12
+	// Minor 13: a tool call or result may say it is a new version of
+	// the one of its call id reported before (TRevised: an element of
+	// a Cline or Roo Code task's conversation changed in place, read
+	// again under a new message key): the host writes it as a revised
+	// version (transcript.RevisedField) of that call or result, counted
+	// once, rather than a new call reusing the id or a repeat ignored.
+	// A host of 1.12 or before ignores the tag.
+	Minor = 13
 )
 
 // HostModule is the import module of the host functions. It carries the

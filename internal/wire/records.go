@@ -103,6 +103,11 @@ const (
 	// TServiceTier is a usage field added in ABI 1.9: the service tier
 	// the provider states it served (and bills) the request at.
 	TServiceTier
+	// TRevised is a tool call and tool result field added in ABI 1.13
+	// (VBool, true): the call or result is a new version of the one of
+	// its call id reported before, changed in place (an element of a
+	// document rewritten, read again under a new message key).
+	TRevised
 	tagLimit
 )
 

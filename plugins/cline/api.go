@@ -39,6 +39,7 @@ func (n *normalizer) apiHistory(msgs abi.Value, out *sdk.Out) {
 			key += "." + strconv.Itoa(v)
 		}
 		n.versions[i]++
+		n.revising = n.changedInPlace(i, m)
 		switch sdk.Name(m.Get("role")) {
 		case "assistant":
 			n.assistant(m, i, sdk.S(key), out)
@@ -57,11 +58,33 @@ func (n *normalizer) apiHistory(msgs abi.Value, out *sdk.Out) {
 			out.Warn("api_conversation_history: message " + strconv.Itoa(i) + " has role " + sdk.TypeName(m.Get("role")) + ", not mapped")
 		}
 	}
+	n.revising = false
 	if copied > 0 && !n.forked {
 		n.forked = true
 		out.Warn("a fork: " + strconv.Itoa(copied) + " message(s) dated before this session started were copied from the session it was forked from, whose run holds them: not reported here")
 	}
 	n.settle(out)
+}
+
+// changedInPlace says whether message i of the conversation, m, is a
+// new version of the message read at that index before, changed in
+// place (the same ts, or none stated), rather than another message
+// written there after the history was cut back (a checkpoint restored,
+// a message deleted or edited: a ts of its own). It notes m's ts. The
+// calls and results of such a version are reported revised (ABI 1.13):
+// the host writes each as a new version of the call or result of its id
+// reported before, counted once with its latest input and outcome, not
+// as a second call (a call id Cline keeps, or the id made of the
+// message's index for its XML tools).
+func (n *normalizer) changedInPlace(i int, m abi.Value) bool {
+	ts, _ := m.Get("ts").Int()
+	if n.versions[i] <= 1 {
+		n.tsAt[i] = ts
+		return false
+	}
+	same := n.tsAt[i] == ts
+	n.tsAt[i] = ts
+	return same
 }
 
 // settle reports, after the conversation, what the UI said happened
@@ -162,7 +185,7 @@ func (n *normalizer) assistant(m abi.Value, idx int, key sdk.Str, out *sdk.Out) 
 	}
 	for _, c := range calls {
 		kind := kindOf(c.name)
-		tc := sdk.ToolCall{CallID: sdk.S(c.id), Name: sdk.S(c.name), Input: c.input, Kind: kind, Time: ts}
+		tc := sdk.ToolCall{CallID: sdk.S(c.id), Name: sdk.S(c.name), Input: c.input, Kind: kind, Time: ts, Revised: n.revising}
 		if kind == "execute" {
 			tc.Command = c.command
 		}
@@ -520,7 +543,7 @@ func (n *normalizer) notRun(name, notice string, ts sdk.Str, out *sdk.Out) bool 
 		if p.name == name {
 			n.pending = append(n.pending[:i:i], n.pending[i+1:]...)
 			t := strings.TrimSpace(notice)
-			out.ToolResult(sdk.ToolResult{CallID: sdk.S(p.id), Name: sdk.S(name), Output: sdk.S(t), Error: sdk.S(clip(t)), IsError: true, Time: ts})
+			out.ToolResult(sdk.ToolResult{CallID: sdk.S(p.id), Name: sdk.S(name), Output: sdk.S(t), Error: sdk.S(clip(t)), IsError: true, Time: ts, Revised: n.revising})
 			return true
 		}
 	}
@@ -559,7 +582,7 @@ func (n *normalizer) blockResult(p abi.Value, ts sdk.Str, out *sdk.Out) {
 // result reports a tool result: an error when Cline says the tool
 // failed, denied when the user refused it.
 func (n *normalizer) result(id, name, body string, isErr bool, ts sdk.Str, out *sdk.Out) {
-	r := sdk.ToolResult{CallID: sdk.S(id), Name: sdk.S(name), Output: sdk.S(body), Time: ts, IsError: isErr}
+	r := sdk.ToolResult{CallID: sdk.S(id), Name: sdk.S(name), Output: sdk.S(body), Time: ts, IsError: isErr, Revised: n.revising}
 	t := strings.TrimSpace(body)
 	if name == "new_task" && unnamedSubTask(t) {
 		out.Warn("roo: new_task call " + clip(id) + " started a sub-task that neither task names (Roo Code before 3.35, Kilo Code before 4.135: the result states no task id, the sub-task's folder no parent): a host of plugin ABI 1.12 and later links the sub-task's run at this call when it is the one task whose first message is this call's message and this the one call of the task stating it; otherwise it is archived as a run of its own, its messages and tokens not in this run's")
@@ -754,7 +777,7 @@ func (n *normalizer) resumed(content abi.Value, ts sdk.Str, out *sdk.Out) {
 			kept = append(kept, p)
 			continue
 		}
-		out.ToolResult(sdk.ToolResult{CallID: sdk.S(p.id), Name: sdk.S(p.name), Status: sdk.S("cancelled"), Error: sdk.S(interruptedText), Time: ts})
+		out.ToolResult(sdk.ToolResult{CallID: sdk.S(p.id), Name: sdk.S(p.name), Status: sdk.S("cancelled"), Error: sdk.S(interruptedText), Time: ts, Revised: n.revising})
 	}
 	n.pending = kept
 }

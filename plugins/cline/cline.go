@@ -130,6 +130,11 @@ type normalizer struct {
 	cwdSent  bool // a history item's workspace was reported
 	api, ui  []uint64
 	versions map[int]int // api index -> versions written
+	// tsAt is the ts of the message read last at each api index (0
+	// none); revising says the message being written is a version of
+	// the one read there before, changed in place (changedInPlace).
+	tsAt     map[int]int64
+	revising bool
 	// started is when the session of a sessions folder started, as its
 	// id states it (epoch ms; 0 when not known): a message dated before
 	// it was copied from the session this one was forked from (see
@@ -236,7 +241,7 @@ type streamFail struct {
 type pendingCall struct{ id, name string }
 
 func newNormalizer() *normalizer {
-	return &normalizer{versions: map[int]int{}, counted: map[int]bool{}, uiMapped: map[int64]bool{}}
+	return &normalizer{versions: map[int]int{}, tsAt: map[int]int64{}, counted: map[int]bool{}, uiMapped: map[int64]bool{}}
 }
 
 // Line implements sdk.Normalizer.

@@ -474,8 +474,21 @@
 // and their elements have no ids. The plugin keeps a content hash of
 // each element of the last version of each file it read, and maps only
 // the elements whose index is new or whose content changed (a message
-// changed in place is written again, in its new version, with a
-// warning; a shorter array is said in a warning). The host hands it the
+// changed in place is written again, in its new version, under a key of
+// its own, m<index>.<version>, with a warning; a shorter array is said
+// in a warning). The calls and results of a conversation message changed
+// in place (its ts the same as the version read before, or neither
+// stating one) are reported revised (sdk.ToolCall.Revised,
+// sdk.ToolResult.Revised, ABI 1.13): the host writes each as a new
+// version of the call or result of its id, counted once with its latest
+// input and outcome, rather than a second call reusing the id (left
+// dangling) or a repeat before the result ignored (its new input lost).
+// A message of another ts at an index read before (the history cut back,
+// then a new request) is another request: its calls are not revised,
+// and a call of it whose id its index made (XML tools) is a new call
+// reusing the id. A changed result written as text whose call is no
+// longer waiting cannot be tied to it: a call is synthesized for it, as
+// before. A host of ABI 1.12 or before ignores the mark. The host hands it the
 // run's raw capture first when a task grew, so a sync writes only the new
 // turn, and the raw capture alone, read whole, gives the same transcript
 // (renormalize). An api_req_started element is counted once, when it
