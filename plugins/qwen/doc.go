@@ -219,7 +219,8 @@
 // that is not an object as "non_object", an object without a type as
 // "(no type)", a record of a type not known here by its type, a system
 // record of an unknown subtype as "system/<subtype>". A record read
-// before byte for byte (a file copied after itself) is declared ignored.
+// before byte for byte (a file copied after itself, each fragment of a
+// message included) is declared ignored.
 //
 // # Store
 //

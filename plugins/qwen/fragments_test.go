@@ -18,7 +18,8 @@ import (
 // usageMetadata, the first model). The later fragments' text, calls and
 // usage belong to that message; one message is written, with the
 // usage of its latest fragment that states one. A record written again
-// byte for byte (a file copied after itself) stays a replay.
+// byte for byte (a file copied after itself) stays a replay, each
+// fragment included.
 func TestFragments(t *testing.T) {
 	rec := func(uuid, typ, body string) string { return chatRecord(uuid, typ, body) + "\n" }
 	prompt := rec("u1", "user", `,"message":{"role":"user","parts":[{"text":"list the files"}]}`)
@@ -37,6 +38,11 @@ func TestFragments(t *testing.T) {
 		{"usage on both: the latest", prompt + usage1 + call + result + answer, "Listing them.|One file.", 1, 230, 24},
 		{"a fragment after an ignored telemetry record", prompt + text + rec("x1", "system", `,"subtype":"ui_telemetry","systemPayload":{"uiEvent":{"event.name":"qwen-code.api_response"}}`) + call + result + answer, "Listing them.|One file.", 1, 230, 24},
 		{"a record replayed byte for byte", prompt + call + call + result + answer, "One file.", 1, 230, 24},
+		// Every fragment is a replay too, not only the message's
+		// latest: a replayed first fragment was read as a new message,
+		// and the rest of the copy with it (each copy's records kept:
+		// TestPluginMemoryFlat ran out of memory).
+		{"a file with fragments copied after itself", prompt + text + call + result + answer + prompt + text + call + result + answer, "Listing them.|One file.", 1, 230, 24},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

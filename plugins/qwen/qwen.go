@@ -57,10 +57,11 @@ type normalizer struct {
 	sessionID string
 	model     string
 
-	// records are the record uuids read, each with the hash of its
-	// latest record's bytes: a record read again byte for byte is a
-	// replay; another record of a uuid, a fragment of its message.
-	records map[string]uint64
+	// records are the hashes of the records read (their bytes, uuid
+	// included): a record read again byte for byte is a replay (a file
+	// copied after itself), every fragment of a message included; another
+	// record of the uuid of the message held open is a fragment of it.
+	records map[uint64]bool
 	held    held // the assistant message held open for its fragments (message.go)
 	// calls and resulted are kept by the call's scope and id (callKey):
 	// a sidechain sub-agent's call may reuse the id of a call of the
@@ -153,22 +154,20 @@ func (n *normalizer) object(v abi.Value, no int, raw []byte, out *sdk.Out) {
 	fragment := false
 	if id := v.Get("uuid"); id.Kind() == abi.KindString && !id.Is("") {
 		h := sdk.Hash64(sdk.TrimSpace(raw))
-		if seen, ok := n.records[sdk.View(id)]; ok {
-			switch {
-			case seen == h:
-				// The same record again (a file copied after itself).
-				out.Ignored(sdk.S("(replayed record)"))
-				return
-			case t.Is("assistant") && n.held.key == sdk.View(id):
-				// Another fragment of the message held open: Qwen Code
-				// joins the records that share a uuid (aggregateRecords).
-				fragment = true
-			}
+		if n.records[h] {
+			// The same record again (a file copied after itself).
+			out.Ignored(sdk.S("(replayed record)"))
+			return
+		}
+		if t.Is("assistant") && n.held.key == sdk.View(id) {
+			// Another fragment of the message held open: Qwen Code
+			// joins the records that share a uuid (aggregateRecords).
+			fragment = true
 		}
 		if n.records == nil {
-			n.records = map[string]uint64{}
+			n.records = map[uint64]bool{}
 		}
-		n.records[id.String()] = h
+		n.records[h] = true
 	}
 	if !fragment && !(t.Is("system") && v.Get("subtype").Is("ui_telemetry")) {
 		// Any other record ends the message held open (a telemetry
