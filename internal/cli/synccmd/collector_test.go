@@ -134,7 +134,13 @@ func TestCollectorLimit(t *testing.T) {
 				assert.GreaterOrEqual(t, raised, int64(len(keepAlive))+limitHeadroom)
 				runtime.KeepAlive(keepAlive)
 				followCollections(gc)
-				assert.Equal(t, raised, memoryLimit())
+				// Never lowered once the heap is freed. The first
+				// collection after the release may still count the
+				// buffer and a few bytes more (CI saw +112 B), so the
+				// limit may creep up by that much, not by a worker.
+				after := memoryLimit()
+				assert.GreaterOrEqual(t, after, raised, "lowered after the heap was freed")
+				assert.Less(t, after, raised+limitPerWorker, "raised again after the heap was freed")
 			}
 			gc.settle()
 			assert.Equal(t, int64(before), memoryLimit())
