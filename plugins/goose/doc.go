@@ -118,6 +118,10 @@
 // this tool." (the user or a permission rule refused it; older Goose
 // wrote it as a plain list, not marked isError) and "Let the user know
 // the tool call was skipped in ..." (chat mode; agents/tool_execution.rs).
+// A response Goose stored before the message that requested it (a real
+// export holds one, 8 s before its request) answers that request: its
+// result is written after the call, when the request comes, or at the
+// end, where the host makes a call of it, when none does.
 // An error item (an error Goose showed in the conversation) is a provider
 // error. So are the turns Goose ends on a failed provider request
 // (agents/agent.rs): a creditsExhausted systemNotification (code
@@ -166,7 +170,8 @@
 // testdata/captures/goose holds three real messages of a session file of
 // April 2025 (a prompt, an MCP tool call and its response, the list
 // alone), which a peer's test quotes (the file's metadata line is not
-// quoted).
+// quoted), and two real session exports of April 2026 (Goose with
+// developer, todo and an MCP server's tools).
 //
 // Copies. copy_session (goose session --resume --fork, the desktop's
 // Duplicate, and its fork of a session at an edited message) creates a

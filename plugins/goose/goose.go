@@ -124,7 +124,12 @@ type normalizer struct {
 	// names are the tools' names by request id (a response names only
 	// the request).
 	names map[string]string
-	seq   int // messages of a session file
+	// early are the results of responses stored before their requests
+	// (by call id; earlyIDs in the order they came): each is written
+	// after its call, when the request comes, or at End (result).
+	early    map[string]sdk.ToolResult
+	earlyIDs []string
+	seq      int // messages of a session file
 	// lf and rf are the members of a line's object (lineKeys) and of a
 	// message row (rowKeys), each found in one pass over the object
 	// rather than one per Get; buf is contentText's.
@@ -676,6 +681,48 @@ func (n *normalizer) call(k sdk.Str, i int, id, name string, input abi.Value, cr
 	n.names[id] = name
 	kind, cmd := toolKind(name, input)
 	out.ToolUse(k, i, sdk.ToolCall{CallID: sdk.S(id), Name: sdk.S(name), Input: in, Kind: kind, Command: cmd, Time: sdk.Opt(created)})
+	if res, ok := n.early[id]; ok {
+		// Its response was stored first: it answers this call.
+		delete(n.early, id)
+		res.Name = sdk.S(name)
+		out.ToolResult(res)
+	}
+}
+
+// result writes the tool.result of a response, or keeps it (early) when
+// its request has not come: Goose can store a tool's response before
+// the assistant message that requested it (a real export,
+// testdata/captures/goose, holds a response 8 s before its request), and
+// the result answers that call, not one the host would make of it.
+func (n *normalizer) result(res sdk.ToolResult, out *sdk.Out) {
+	id := res.CallID.String()
+	if _, called := n.names[id]; called || id == "" {
+		out.ToolResult(res)
+		return
+	}
+	if _, kept := n.early[id]; kept {
+		// A second response to a call not made yet: the host says
+		// what becomes of it.
+		out.ToolResult(res)
+		return
+	}
+	if n.early == nil {
+		n.early = map[string]sdk.ToolResult{}
+	}
+	n.early[id] = res
+	n.earlyIDs = append(n.earlyIDs, id)
+}
+
+// flushEarly writes the results whose request never came, in the order
+// their responses did: the host makes a call of each, and says so.
+func (n *normalizer) flushEarly(out *sdk.Out) {
+	for _, id := range n.earlyIDs {
+		if res, ok := n.early[id]; ok {
+			delete(n.early, id)
+			out.ToolResult(res)
+		}
+	}
+	n.earlyIDs = n.earlyIDs[:0]
 }
 
 // response handles a toolResponse: a tool_result block and a
@@ -718,7 +765,7 @@ func (n *normalizer) response(k sdk.Str, i int, c abi.Value, created string, out
 		res.Status = sdk.S("ok")
 	}
 	out.Block(k, i, sdk.Block{Type: sdk.BlockToolResult, ToolID: sdk.S(id), ToolContent: sdk.S(text), IsError: res.IsError})
-	out.ToolResult(res)
+	n.result(res, out)
 }
 
 // shellOutcome reads the line Goose's shell tool (platform_extensions/
@@ -789,7 +836,7 @@ func (n *normalizer) untagged(k sdk.Str, i int, origin string, c abi.Value, crea
 			res.Status = sdk.S("ok")
 		}
 		out.Block(k, i, sdk.Block{Type: sdk.BlockToolResult, ToolID: sdk.S(id), ToolContent: sdk.S(text), IsError: res.IsError})
-		out.ToolResult(res)
+		n.result(res, out)
 	case c.Get("text").Kind() == abi.KindString:
 		out.Block(k, i, sdk.Block{Type: sdk.BlockText, Text: sdk.Text(c.Get("text")), Origin: origin})
 		if t := c.Get("text").String(); strings.HasPrefix(t, "Tool Request Error: ") {
@@ -945,5 +992,6 @@ func toolKind(name string, input abi.Value) (string, sdk.Str) {
 func (n *normalizer) End(out *sdk.Out) error {
 	// A stream-json run cut off mid-message: what came of it is written.
 	n.closeStream(out)
+	n.flushEarly(out)
 	return nil
 }
