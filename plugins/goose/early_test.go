@@ -19,8 +19,8 @@ import (
 // created 8 s later). The response answers that call: one call, answered
 // with its outcome and the request's tool name, nothing dangling and no
 // call synthesized from the result. Before, the result came first, the
-// host made a nameless call of it, and the real request was a second
-// call of the same id left dangling.
+// host made a call named "unknown" of it, and the real request, an id
+// already answered, was dropped: its tool's name lost.
 func TestResponseStoredBeforeRequest(t *testing.T) {
 	prompt := msgRow(1, "user", `[{"type":"text","text":"go"}]`, "")
 	req := func(id int, call string) string {
