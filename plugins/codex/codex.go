@@ -354,6 +354,17 @@ func (n *normalizer) failTurn(out *sdk.Out, msg abi.Value) {
 	n.finish(out, sdk.StatusError, e)
 }
 
+// completionError notes the error a task_complete states (builds of
+// mid-2026 on: TurnCompleteEvent.error, {message, codex_error_info}): the
+// turn failed, whatever answer it recorded before; an error event that
+// ended the turn first keeps its message.
+func (n *normalizer) completionError(e abi.Value) {
+	if e.Kind() != abi.KindObject || n.turnErr != "" {
+		return
+	}
+	n.turnErr = strOr(errorText(e.Get("message")), "the turn failed").String()
+}
+
 // completeTurn handles task_complete: ok, unless the turn failed.
 func (n *normalizer) completeTurn(out *sdk.Out) {
 	if n.turnErr != "" {

@@ -77,7 +77,9 @@
 // code: N" and "execution error: ..." (error, with the exit code it
 // states), "... rejected by user", a tool policy's "rejected this
 // action" and the auto-reviewer's (guardian's) "This action was rejected
-// due to unacceptable risk.\nReason: ..." (denied, with its reason),
+// due to unacceptable risk.\nReason: ..." (denied, with its reason), a
+// user's PreToolUse hook's refusal ("Command blocked by PreToolUse hook:
+// <reason>. Command: <command>", the call not run: denied),
 // "aborted", "aborted by user", "command timed out after" and an
 // auto-review that "did not finish before its deadline" (cancelled), "apply_patch verification failed: ..." and
 // "<tool> failed: ..." and a
@@ -263,7 +265,15 @@
 // writes no error event to a rollout (its persistence policy,
 // should_persist_event_msg, leaves Error and StreamError out): a turn
 // that failed ends with the task_complete of one that succeeded, its
-// last_agent_message null. A rollout turn whose model input (a prompt,
+// last_agent_message null. Builds of mid-2026 on write both (openai/codex
+// codex-rs/rollout/src/turn_lifecycle.rs at 9285b7b, an Error event that
+// affects_turn_status ends the turn; the newest policy.rs persists it):
+// the error event, read as above, and a task_complete stating the turn's
+// error (TurnCompleteEvent.error {message, codex_error_info}, which
+// Codex's own agent status reads as errored even after a partial
+// answer): that turn is an error with the error's message, whatever it
+// answered before (completionError; the legacy stream's task_complete
+// likewise). A rollout turn whose model input (a prompt,
 // an image, a message from another agent, a call or its result) no
 // assistant message (nor a review's findings, nor a generated image)
 // answered before
@@ -287,6 +297,17 @@
 // the snapshot taken before a turn (or, success false, was not), so the
 // files no longer hold what the edits before it made; its turn, which
 // asks the model nothing, is ok.
+//
+// Hooks. The end of a run of a user's hook (hook_completed {turn_id,
+// run: {event_name, status, status_message, entries [{kind, text}]}},
+// persisted by the newest policy.rs, and streamed as a legacy event):
+// a hook that completed is declared ignored (the context it added is a
+// developer message of its own); one that blocked (a call, a prompt),
+// stopped the turn or failed is a warning, "codex hook <event_name>
+// <status>: <what it said>". What it blocked says so itself: the call's
+// output (denied, above), a prompt's empty turn (an error, above); a
+// hook's run is not the turn's input. Another status is unmapped
+// ("event_msg/hook_completed", "hook_completed").
 //
 // Bytes. Values reach the host as spans of the input, so NUL, control
 // bytes, ANSI escapes and invalid UTF-8 survive as they are. A line made

@@ -128,6 +128,7 @@ func (n *normalizer) legacy(out *sdk.Out, msg abi.Value) {
 		n.closeStream(out, &n.text)
 		n.finalText(out, msg.Get("last_agent_message"), sdk.Message{})
 		n.closeAgents(out)
+		n.completionError(msg.Get("error"))
 		n.completeTurn(out)
 	case "turn_aborted":
 		n.closeAgents(out)
@@ -139,6 +140,8 @@ func (n *normalizer) legacy(out *sdk.Out, msg abi.Value) {
 		n.failTurn(out, msg.Get("message"))
 	case "stream_error", "warning":
 		reportError(out, msg.Get("message"), "stream error")
+	case "hook_completed":
+		hookCompleted(out, msg.Get("run"), "hook_completed")
 	default:
 		native := t.String()
 		if !t.Exists() {

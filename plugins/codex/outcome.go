@@ -162,6 +162,11 @@ func classify(t []byte) outcome {
 	case sdk.HasPrefix(t, "exec command rejected") || sdk.HasPrefix(t, "patch rejected") ||
 		sdk.HasPrefix(t, "rejected by user") || contains(first, "rejected by user"):
 		return outcome{status: toolDenied, err: clip(first)}
+	case contains(first, "blocked by PreToolUse hook"):
+		// A user's PreToolUse hook refused the call, which did not run
+		// ("Command blocked by PreToolUse hook: <reason>. Command:
+		// <command>"; the model reads it as a failure).
+		return outcome{status: toolDenied, err: clip(first)}
 	case sdk.HasPrefix(t, "failed in sandbox"):
 		return outcome{status: toolError, code: codeAfter(t, "exit code: "), err: clip(t)}
 	case sdk.HasPrefix(t, "execution error:"):

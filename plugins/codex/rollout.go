@@ -711,8 +711,9 @@ func (n *normalizer) eventMsg(out *sdk.Out, p abi.Value, ts sdk.Str) {
 	t := p.Get("type")
 	switch sdk.Name(t) {
 	case "task_started", "task_complete", "turn_aborted", "token_count", "thread_goal_updated", "thread_settings_applied",
-		"thread_name_updated":
-		// Markers and state: not what a turn recorded.
+		"thread_name_updated", "hook_completed":
+		// Markers and state: not what a turn recorded (a hook's run
+		// is the user's own program, not the turn's input).
 	default:
 		n.turnContent = true
 	}
@@ -770,6 +771,7 @@ func (n *normalizer) eventMsg(out *sdk.Out, p abi.Value, ts sdk.Str) {
 		n.turnEvents = true
 		last := p.Get("last_agent_message")
 		n.finalText(out, last, sdk.Message{Model: n.model, Time: ts})
+		n.completionError(p.Get("error"))
 		n.rolloutComplete(out, last)
 	case "turn_aborted":
 		n.turnEvents = true
@@ -839,6 +841,8 @@ func (n *normalizer) eventMsg(out *sdk.Out, p abi.Value, ts sdk.Str) {
 		// changes; turn_context states each turn's): state, nothing
 		// the model said or did.
 		out.Ignored(sdk.S("event_msg/" + t.String()))
+	case "hook_completed":
+		hookCompleted(out, p.Get("run"), "event_msg/hook_completed")
 	case "sub_agent_activity":
 		// Multi-agent v2's note of what happened to a sub-agent
 		// (SubAgentActivityEvent: agent_thread_id, agent_path, kind).

@@ -273,7 +273,15 @@
 // (and what its exit code says), but the streamed answer is kept as the
 // final text and a warning notes it. error events are non-fatal: severity
 // "error" is reported at sdk.LevelError (a later result decides the step),
-// severity "warning" becomes a warning. A stream with no result is
+// severity "warning" becomes a warning. One decides it: "Maximum session
+// turns exceeded", which the CLI writes when the client's session turn
+// limit stops a run (GeminiEventType.MaxSessionTurns, the agent
+// session's agent_end with reason max_turns; google-gemini/gemini-cli
+// nonInteractiveCli.ts and nonInteractiveCliAgentSession.ts at 5411f11,
+// 2026-08-21) and follows with a result "success": the run stopped at a
+// limit before its work was done, an error (as Claude Code's max_turns
+// is), and so is a json object whose warnings hold it (turnLimitMsg).
+// A stream with no result is
 // incomplete. The json object is terminal: ok, or error with its error
 // object (incomplete for a FatalCancellationError, as in a stream). A session file has no terminal record by design (it is the whole
 // record): it is reported NoTerminal, and the host settles its status by

@@ -105,6 +105,9 @@ type normalizer struct {
 
 	lastErr   string // message of the last error event
 	sawResult bool
+	// turnLimit: the CLI said its session turn limit stopped the run
+	// (turnLimitMsg), which it then reports as a success.
+	turnLimit bool
 
 	// df are the members of a line's object document reads (docKeys),
 	// found in one pass over it rather than one per Get: most lines have

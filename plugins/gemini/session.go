@@ -32,8 +32,10 @@ func (n *normalizer) jsonOutput(v abi.Value, out *sdk.Out) {
 	}
 	// The object is the CLI's summary of the whole run.
 	out.Usage(u, sdk.ModeSet)
+	limit := false
 	it = v.Get("warnings").Iter()
 	for it.Next() {
+		limit = limit || it.Value().Is(turnLimitMsg)
 		out.Warn("gemini warning: " + it.Value().String())
 	}
 	if e := v.Get("error"); e.Exists() && e.Kind() != abi.KindNull {
@@ -44,6 +46,12 @@ func (n *normalizer) jsonOutput(v abi.Value, out *sdk.Out) {
 			return
 		}
 		out.Status(sdk.StatusError, ErrText(e), sdk.LevelTerminal)
+		return
+	}
+	if limit {
+		// The session turn limit stopped the run (turnLimitMsg),
+		// which the object reports without an error.
+		out.Status(sdk.StatusError, sdk.S(turnLimitErr), sdk.LevelTerminal)
 		return
 	}
 	out.Status(sdk.StatusOK, sdk.Str{}, sdk.LevelTerminal)

@@ -371,6 +371,9 @@ func streamShell(r *sdk.ToolResult) {
 // error is recorded below the terminal level (a later result decides).
 func (n *normalizer) errorEvent(v abi.Value, out *sdk.Out) {
 	msg := v.Get("message")
+	if msg.Is(turnLimitMsg) {
+		n.turnLimit = true
+	}
 	if v.Get("severity").Is("warning") {
 		out.Warn("gemini warning: " + msg.String())
 		return
@@ -383,11 +386,24 @@ func (n *normalizer) errorEvent(v abi.Value, out *sdk.Out) {
 	out.Status(sdk.StatusError, e, sdk.LevelError)
 }
 
+// turnLimitMsg is what the CLI says when the client's session turn limit
+// stopped a non-interactive run (GeminiEventType.MaxSessionTurns, the
+// agent session's agent_end with reason max_turns: nonInteractiveCli.ts,
+// nonInteractiveCliAgentSession.ts at 5411f11): a stream's error event,
+// a json object's warning, followed by a success the run did not reach.
+// turnLimitErr is the step's error then.
+const (
+	turnLimitMsg = "Maximum session turns exceeded"
+	turnLimitErr = "the run stopped at the session turn limit (" + turnLimitMsg + ")"
+)
+
 // result handles the terminal event.
 func (n *normalizer) result(v abi.Value, out *sdk.Out) {
 	n.sawResult = true
 	st := v.Get("status")
-	if st.Is("success") {
+	if st.Is("success") && n.turnLimit {
+		out.Status(sdk.StatusError, sdk.S(turnLimitErr), sdk.LevelTerminal)
+	} else if st.Is("success") {
 		out.Status(sdk.StatusOK, sdk.Str{}, sdk.LevelTerminal)
 	} else if runCancelled(v) {
 		// The user stopped the run: nothing failed, the work is not

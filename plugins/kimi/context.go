@@ -109,7 +109,7 @@ func (n *normalizer) contextTool(v abi.Value, out *sdk.Out) {
 	first := firstText(content)
 	msg, isError := strings.CutPrefix(first, "<system>ERROR: ")
 	if !isError {
-		n.result("", sdk.View(v.Get("tool_call_id")), content, false, abi.Value{}, stamp{}, out)
+		n.result("", sdk.View(v.Get("tool_call_id")), content, false, abi.Value{}, "", stamp{}, out)
 		return
 	}
 	msg = strings.TrimSuffix(msg, "</system>")
@@ -130,7 +130,7 @@ func (n *normalizer) contextTool(v abi.Value, out *sdk.Out) {
 		}
 		rest = sdk.AppendText(rest, t)
 	}
-	n.resultOf("", sdk.View(v.Get("tool_call_id")), sdk.S(string(rest)), string(rest), true, sdk.S(msg), msg, stamp{}, out)
+	n.resultOf("", sdk.View(v.Get("tool_call_id")), sdk.S(string(rest)), string(rest), true, sdk.S(msg), msg, "", stamp{}, out)
 }
 
 // firstText is the text of content's first part (or content itself, a

@@ -116,7 +116,9 @@
 // is denied (the Kimi CLI's "The tool call is rejected by the user",
 // ToolRejectedError; Kimi Code's 'Tool "X" was not run because the user
 // rejected the approval request.', '... was denied by permission policy.'
-// or '... by permission rule.'), one whose approval request was cancelled
+// or '... by permission rule.'; the Kimi CLI's error whose brief is "Hook
+// blocked", a PreToolUse hook's refusal with the hook's reason as its
+// message, soul/toolset.py at 4a550ef, 1.49), one whose approval request was cancelled
 // ('... was not run because the approval request was cancelled.') or
 // that the user stopped while it ran ('The user manually interrupted "X"
 // ...', 'Tool "X" was aborted') cancelled, and so is a command the shell

@@ -581,7 +581,7 @@ func (n *normalizer) reportCall(c call, scope string, out *sdk.Out) {
 // parts whose text is joined), an error when the tool says so (denied
 // when the user rejected the call), and, for a legacy Agent call, the end
 // of its sub-agent's scope.
-func (n *normalizer) result(scope, id string, output abi.Value, isError bool, msg abi.Value, ts stamp, out *sdk.Out) {
+func (n *normalizer) result(scope, id string, output abi.Value, isError bool, msg abi.Value, refused string, ts stamp, out *sdk.Out) {
 	var o sdk.Str
 	outText := ""
 	switch output.Kind() {
@@ -590,14 +590,15 @@ func (n *normalizer) result(scope, id string, output abi.Value, isError bool, ms
 	case abi.KindArray:
 		o = sdk.S(joinText(output))
 	}
-	n.resultOf(scope, id, o, outText, isError, sdk.StringOf(msg), sdk.View(msg), ts, out)
+	n.resultOf(scope, id, o, outText, isError, sdk.StringOf(msg), sdk.View(msg), refused, ts, out)
 }
 
 // resultOf reports a tool's result: its output, and, when it failed,
 // its message (msg, msgText: the tool's message, the output's text when
 // the output is a string, outText, for the refusal and exit code they
-// state).
-func (n *normalizer) resultOf(scope, id string, output sdk.Str, outText string, isError bool, msg sdk.Str, msgText string, ts stamp, out *sdk.Out) {
+// state). refused is the status of a failed call the record itself says
+// never ran (hookRefusal), else "".
+func (n *normalizer) resultOf(scope, id string, output sdk.Str, outText string, isError bool, msg sdk.Str, msgText, refused string, ts stamp, out *sdk.Out) {
 	if id == "" {
 		out.Warn("kimi tool result without a call id: not reported")
 		return
@@ -621,7 +622,9 @@ func (n *normalizer) resultOf(scope, id string, output sdk.Str, outText string, 
 		if r.Error.IsEmpty() {
 			r.Error = sdk.S("the tool reported an error")
 		}
-		if st := refusal(msgText); st != "" {
+		if refused != "" {
+			status = refused
+		} else if st := refusal(msgText); st != "" {
 			status = st
 		} else if st := refusal(outText); st != "" {
 			status = st

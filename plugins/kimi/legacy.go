@@ -54,7 +54,7 @@ func (n *normalizer) legacy(typ string, p abi.Value, ts stamp, scope string, out
 		}
 	case "ToolResult":
 		rv := p.Get("return_value")
-		n.result(scope, sdk.View(p.Get("tool_call_id")), rv.Get("output"), rv.Get("is_error").Truthy(), rv.Get("message"), ts, out)
+		n.result(scope, sdk.View(p.Get("tool_call_id")), rv.Get("output"), rv.Get("is_error").Truthy(), rv.Get("message"), hookRefusal(rv.Get("display")), ts, out)
 	case "StatusUpdate":
 		u, ok := usageOf(p.Get("token_usage"))
 		if !ok {
@@ -305,4 +305,19 @@ func (n *normalizer) sideQuestion(end bool, p abi.Value, ts stamp, out *sdk.Out)
 		return
 	}
 	out.ScopeClose(sdk.S(scope), sdk.StatusOK, sdk.Str{})
+}
+
+// hookRefusal is "denied" for a tool error whose display holds the brief
+// "Hook blocked": a PreToolUse hook refused the call, which did not run
+// (soul/toolset.py at 4a550ef, 1.49: ToolError{message: the hook's reason,
+// else "Blocked by PreToolUse hook", brief: "Hook blocked"}; kosong puts
+// the brief in display as {"type": "brief", "text"}); else "".
+func hookRefusal(display abi.Value) string {
+	it := display.Iter()
+	for it.Next() {
+		if b := it.Value(); b.Get("type").Is("brief") && b.Get("text").Is("Hook blocked") {
+			return "denied"
+		}
+	}
+	return ""
 }

@@ -17,7 +17,9 @@ import (
 // MoonshotAI/kimi-code d723cc47, agent-core-v2 toolApprovalService.ts
 // formatApprovalRejectionMessage, the worker guidance a sub-agent's
 // message ends with, user-configured-rule.ts; the Kimi CLI:
-// soul/approval.py); any other tool error is an error.
+// soul/approval.py; a call a PreToolUse hook blocked, the brief "Hook
+// blocked" of soul/toolset.py at 4a550ef); any other tool error is an
+// error.
 func TestRefusedCall(t *testing.T) {
 	code := func(output string) string {
 		return `{"type":"metadata","protocol_version":"1.5","created_at":1782012661212}` + "\n" +
@@ -32,6 +34,14 @@ func TestRefusedCall(t *testing.T) {
 			legacyRec("StepBegin", `{"n":1}`) + "\n" +
 			legacyRec("ToolCall", `{"type":"function","id":"tool_1","function":{"name":"Shell","arguments":"{\"command\":\"rm -rf build\"}"}}`) + "\n" +
 			legacyRec("ToolResult", `{"tool_call_id":"tool_1","return_value":{"is_error":true,"output":"","message":`+message+`,"display":[]}}`) + "\n"
+	}
+	// A Kimi CLI tool error with its brief (kosong ToolError: display
+	// [{"type":"brief","text":brief}]).
+	briefed := func(message, brief string) string {
+		return legacyRec("TurnBegin", `{"user_input":"Delete the build"}`) + "\n" +
+			legacyRec("StepBegin", `{"n":1}`) + "\n" +
+			legacyRec("ToolCall", `{"type":"function","id":"tool_1","function":{"name":"Shell","arguments":"{\"command\":\"rm -rf build\"}"}}`) + "\n" +
+			legacyRec("ToolResult", `{"tool_call_id":"tool_1","return_value":{"is_error":true,"output":"","message":`+message+`,"display":[{"type":"brief","text":`+brief+`}],"extras":null}}`) + "\n"
 	}
 	tests := []struct {
 		name, in, status string
@@ -48,6 +58,9 @@ func TestRefusedCall(t *testing.T) {
 		{"cli: the user rejected it", legacy(`"The tool call is rejected by the user. Stop what you are doing and wait for the user to tell you how to proceed."`), "denied"},
 		{"cli: the command failed", legacy(`"Command failed with exit code: 1."`), "error"},
 		{"cli: killed at its timeout", legacy(`"Command killed by timeout (60s)"`), "cancelled"},
+		{"cli: a PreToolUse hook blocked it, with its reason", briefed(`"rm -rf is not allowed in this repository"`, `"Hook blocked"`), "denied"},
+		{"cli: a PreToolUse hook blocked it, no reason", briefed(`"Blocked by PreToolUse hook"`, `"Hook blocked"`), "denied"},
+		{"cli: another error with a brief", briefed(`"No such file or directory"`, `"Failed to read file"`), "error"},
 		{"code: killed at its timeout", code(`"started\nCommand killed by timeout (60s)"`), "cancelled"},
 		{"code: killed at its timeout, the hint after it", code(`"Command killed by timeout (60s). If this is a long-running process such as a dev server, start it with run_in_background=true instead of running it in the foreground."`), "cancelled"},
 		{"code: interrupted by the user", code(`"partial output\nInterrupted by user"`), "cancelled"},

@@ -111,7 +111,7 @@ func (n *normalizer) loop(ev abi.Value, ts stamp, out *sdk.Out) {
 		n.toolCall("", sdk.View(ev.Get("toolCallId")), sdk.View(ev.Get("name")), argsText(ev.Get("args")), ts, true, out)
 	case t.Is("tool.result"):
 		r := ev.Get("result")
-		n.result("", sdk.View(ev.Get("toolCallId")), r.Get("output"), r.Get("isError").Truthy(), r.Get("note"), ts, out)
+		n.result("", sdk.View(ev.Get("toolCallId")), r.Get("output"), r.Get("isError").Truthy(), r.Get("note"), "", ts, out)
 	case t.Is("step.end"):
 		s := n.stepOf("", sdk.View(ev.Get("uuid")), ts, out)
 		s.ended, n.stepOpen = true, false
@@ -265,7 +265,7 @@ func (n *normalizer) appendMessage(m abi.Value, ts stamp, out *sdk.Out) {
 				return
 			}
 		}
-		n.result("", id, m.Get("content"), m.Get("isError").Truthy(), m.Get("note"), ts, out)
+		n.result("", id, m.Get("content"), m.Get("isError").Truthy(), m.Get("note"), "", ts, out)
 	default:
 		out.Ignored(sdk.S("context.append_message/" + sdk.TypeName(role)))
 	}

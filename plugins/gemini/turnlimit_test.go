@@ -1,0 +1,53 @@
+//go:build !wasip1
+
+package gemini_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/twasm/twasm/abi/sdk/sdktest"
+	"github.com/twasm/twasm/plugins/gemini"
+)
+
+// TestTurnLimit: when the client's session turn limit stops a
+// non-interactive run (GeminiEventType.MaxSessionTurns; the agent
+// session's agent_end with reason max_turns and no configured limit), the
+// CLI writes the error event "Maximum session turns exceeded" (severity
+// error) and then a result with status "success" (google-gemini/gemini-cli
+// packages/cli/src/nonInteractiveCli.ts and nonInteractiveCliAgentSession.ts
+// at 5411f11); --output-format json writes it among its warnings and no
+// error. The run stopped at a limit before its work was done: an error,
+// as Claude Code's max_turns is, never ok. A run whose only error event is
+// another one stays as its result says.
+func TestTurnLimit(t *testing.T) {
+	const head = `{"type":"init","timestamp":"2026-08-20T10:00:00.000Z","session_id":"s1","model":"gemini-3-flash-preview"}` + "\n" +
+		`{"type":"message","timestamp":"2026-08-20T10:00:00.001Z","role":"user","content":"Fix every lint warning."}` + "\n" +
+		`{"type":"message","timestamp":"2026-08-20T10:00:01.000Z","role":"assistant","content":"Fixing the first one.","delta":true}` + "\n"
+	limit := `{"type":"error","timestamp":"2026-08-20T10:00:02.000Z","severity":"error","message":"Maximum session turns exceeded"}` + "\n"
+	other := `{"type":"error","timestamp":"2026-08-20T10:00:02.000Z","severity":"error","message":"Quota exceeded for quota metric"}` + "\n"
+	success := `{"type":"result","timestamp":"2026-08-20T10:00:03.000Z","status":"success","stats":{"total_tokens":10,"input_tokens":8,"output_tokens":2,"cached":0,"input":8,"duration_ms":3000,"tool_calls":0}}` + "\n"
+	tests := []struct {
+		name, in, status, errText string
+	}{
+		{"stream: the turn limit, then success", head + limit + success, "error", "Maximum session turns exceeded"},
+		{"stream: another error event, then success", head + other + success, "ok", ""},
+		{"json: the turn limit among the warnings", `{"session_id":"s1","response":"Fixing the first one.","stats":{"models":{}},"warnings":["Maximum session turns exceeded"]}` + "\n", "error", "Maximum session turns exceeded"},
+		{"json: another warning", `{"session_id":"s1","response":"Done.","stats":{"models":{}},"warnings":["Loop detected, stopping execution"]}` + "\n", "ok", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r, err := sdktest.Run(context.Background(), gemini.Plugin, "gemini", []byte(tt.in))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Step.Status != tt.status || !strings.Contains(r.Step.Error, tt.errText) {
+				t.Errorf("status %q (%q), want %q holding %q", r.Step.Status, r.Step.Error, tt.status, tt.errText)
+			}
+			if len(r.Step.Unmapped) != 0 || r.SilentN != 0 {
+				t.Errorf("unmapped %v, %d silent lines; want none", r.Step.Unmapped, r.SilentN)
+			}
+		})
+	}
+}
