@@ -62,7 +62,9 @@
 //     Done", which joins that result); an execute_command's "Command
 //     timed out after N seconds. Running in background." (Cline stopped
 //     waiting, the command goes on: no outcome yet) is cancelled, never
-//     ok. "Task was interrupted before this
+//     ok, and so is "Command was cancelled by the user." (the user
+//     stopped the command: CommandExecutor, cline/cline 60d3048aa0 on,
+//     the output so far after it). "Task was interrupted before this
 //     tool call could be completed." (the result Cline and Roo write for
 //     the calls of the last message when a task is resumed) is
 //     cancelled; newer Cline writes no result and only "[TASK
