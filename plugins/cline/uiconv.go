@@ -95,9 +95,7 @@ func (n *normalizer) stashConversation(msgs []abi.Value, todo []int) {
 				n.stash(uiItem{idx: i, key: key, raw: string(m.Raw())})
 			}
 		case "tool", "ask:tool", "use_mcp_server", "ask:use_mcp_server":
-			if !written || n.uiAt[i] == key {
-				n.stash(uiItem{idx: i, key: key, raw: string(m.Raw()), revised: written})
-			}
+			n.stash(uiItem{idx: i, key: key, raw: string(m.Raw()), revised: written})
 		case "command", "ask:command", "command_output", "ask:command_output":
 			n.stashCommand(msgs, i, key, written)
 		case "error":
@@ -132,9 +130,6 @@ func (n *normalizer) stashCommand(msgs []abi.Value, i int, key int64, written bo
 		if !written {
 			n.stash(uiItem{idx: i, key: key, raw: string(msgs[i].Raw())})
 		}
-		return
-	}
-	if n.uiAt[head] != headKey {
 		return
 	}
 	for j := head; j < len(msgs); j++ {
