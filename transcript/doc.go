@@ -99,7 +99,7 @@
 // archive then writes the changed message, call or result again, in its
 // new version, with [RevisedField] ("revised": true) in its payload (a
 // plugin may say so itself of a call or result, ABI 1.13: a Cline or Roo
-// Code task's conversation element changed in place).
+// Code task's conversation element or UI message changed in place).
 // Both versions stay in the transcript. A revised tool.call is a new
 // version of the latest call of its id, and a revised tool.result of the
 // latest result of its id, whose outcome it replaces: [Pairer.Feed] says

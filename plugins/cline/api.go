@@ -604,10 +604,12 @@ func (n *normalizer) result(id, name, body string, isErr bool, ts sdk.Str, out *
 		// Cline's (and Roo's) stand-in result for a call the task was
 		// interrupted in, written when the task is resumed.
 		r.Status, r.Error = sdk.S("cancelled"), sdk.S(interruptedText)
-	case name == "execute_command" && strings.HasPrefix(t, cmdTimedOut):
+	case name == "execute_command" && (strings.HasPrefix(t, cmdTimedOut) || strings.HasPrefix(t, cmdCancelled)):
 		// Cline stopped waiting for the command ("Command timed out
 		// after 30 seconds. Running in background.", the output so far
-		// after it): it has no outcome yet, none is ok.
+		// after it): it has no outcome yet, none is ok. Or the user
+		// stopped it (CommandExecutor: "Command was cancelled by the
+		// user.", then "Output captured before cancellation:").
 		first, _, _ := strings.Cut(t, "\n")
 		r.Status, r.Error = sdk.S("cancelled"), sdk.S(strings.TrimSpace(first))
 	case isErr:
@@ -787,6 +789,9 @@ const (
 	cmdOK       = "Command executed successfully (exit code "
 	cmdFailed   = "Command failed with exit code "
 	cmdTimedOut = "Command timed out after "
+	// cmdCancelled is the result of a command the user stopped with
+	// the cancel button (CommandExecutor.execute, cline/cline 60d3048aa0).
+	cmdCancelled = "Command was cancelled by the user."
 )
 
 // commandStatus says whether s starts with Cline's line on a command's

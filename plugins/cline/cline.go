@@ -197,11 +197,15 @@ type normalizer struct {
 	uiMapped map[int64]bool // by uiKey
 	uiAt     map[int]int64
 	uiFirst  int
+	// uiStashAt is the place in uiStash of each element stashed: a
+	// later version of it replaces it there (stash).
+	uiStashAt map[uiSlot]int
 	// uiWriting: uiConversation is writing (its messages carry ids);
-	// uiCalls and uiResults count the calls it wrote and the outcomes
-	// the UI stated for them, across parts.
+	// uiCalls and uiResults count the calls it wrote and those the UI
+	// stated an outcome for (uiAnswered, by call id), across parts.
 	uiWriting          bool
 	uiCalls, uiResults int
+	uiAnswered         map[string]bool
 	// The CLI's --json output (stream.go): stream once a line of it was
 	// read, structured for the schemaVersion envelope; streamMsgs
 	// messages read, calls made and command outputs passed over;
@@ -210,9 +214,13 @@ type normalizer struct {
 	// showed a tool's use, which a say error right after it answers.
 	stream, structured bool
 	streamMsgs, calls  int
-	outputs            int
-	lastCommand        string
-	lastTool           pendingCall
+	// streamSeen is, by ts, each message of the stream read: the call it
+	// made ("" none), streamTs the ts of the one being read (0 none).
+	streamSeen  map[int64]string
+	streamTs    int64
+	outputs     int
+	lastCommand string
+	lastTool    pendingCall
 	// agent is the state of the SDK CLI's --json output (agentevents.go),
 	// roo of Roo Code's CLI stream-json (roostream.go): set once a line
 	// of it was read.

@@ -15,7 +15,11 @@ import (
 // TestCommandOutcomes: an execute_command result states the command's
 // outcome on its first line; "Command timed out after 30 seconds. Running
 // in background." (Cline stopped waiting, the command goes on) states
-// none yet: cancelled, never ok. Modelled on a real Cline task of 2026
+// none yet: cancelled, never ok. "Command was cancelled by the user."
+// (the user stopped the command with the cancel button: cline/cline
+// 59e5eac3e0 src/integrations/terminal/CommandExecutor.ts, since
+// 60d3048aa0, the output so far after "Output captured before
+// cancellation:") is cancelled too; before, it had no status. Modelled on a real Cline task of 2026
 // (api_conversation_history.json, native tool calls; five such results
 // in one task), written for the test.
 func TestCommandOutcomes(t *testing.T) {
@@ -26,6 +30,8 @@ func TestCommandOutcomes(t *testing.T) {
 		{"ok", "Command executed successfully (exit code 0).\nOutput:\nok", "ok", "", 0},
 		{"failed", "Command failed with exit code 2.\nOutput:\nno such file", "error", "exit code 2", 2},
 		{"timed out", "Command timed out after 30 seconds. Running in background.\nLog file: /tmp/cline/background-1.log\nOutput so far:\nstarting", "cancelled", "Command timed out after 30 seconds. Running in background.", -1},
+		{"cancelled by the user", "Command was cancelled by the user.\nOutput captured before cancellation:\nstarting", "cancelled", "Command was cancelled by the user.", -1},
+		{"cancelled by the user, no output", "Command was cancelled by the user.", "cancelled", "Command was cancelled by the user.", -1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -62,7 +62,9 @@
 //     Done", which joins that result); an execute_command's "Command
 //     timed out after N seconds. Running in background." (Cline stopped
 //     waiting, the command goes on: no outcome yet) is cancelled, never
-//     ok. "Task was interrupted before this
+//     ok, and so is "Command was cancelled by the user." (the user
+//     stopped the command: CommandExecutor, cline/cline 60d3048aa0 on,
+//     the output so far after it). "Task was interrupted before this
 //     tool call could be completed." (the result Cline and Roo write for
 //     the calls of the last message when a task is resumed) is
 //     cancelled; newer Cline writes no result and only "[TASK
@@ -271,10 +273,21 @@
 // its message; say or ask tool (named as the UI names it), command and
 // use_mcp_server calls (ids cline-ui-<index>). The UI states few
 // outcomes: a command's command_output messages, joined by newlines, are
-// its result without a status (no exit code is shown), an MCP server's
-// response the result of its use, without a status, and
-// command_permission_denied a denial; any other call has no result, and a
-// warning counts them. The usage, cost and errors are the UI's, as above:
+// its result without a status (no exit code is shown), cancelled when
+// they end on "Command(s) cancelled by user." (the notice Cline's
+// CommandExecutor appends to the last output of a command the user
+// cancelled), an MCP server's response the result of its use, without a
+// status, and command_permission_denied a denial; any other call has no
+// result, and a warning counts them. Cline changes a message in place
+// under its ts (a partial one completed, the command marked
+// commandCompleted, that cancellation notice): a later version of a
+// message not written yet replaces it; a call's message (a tool, a
+// command, an MCP use) an earlier part wrote is written again as a
+// version of its call (sdk.ToolCall.Revised, ABI 1.13: counted once,
+// with its latest input), and a command whose output changed or grew
+// after an earlier part wrote it is written again with its whole output,
+// the call and its result revised. A prompt or text changed after it was
+// written is not written again. The usage, cost and errors are the UI's, as above:
 // an error in the tail (after the model's last request or answer, a
 // request still running not counting: see Order) comes
 // after this conversation, so the session rule sees it after the last
@@ -352,7 +365,11 @@
 // without its exit status, a file tool's result not at all, so the calls
 // have no tool.result and a warning says so and points to the task folder,
 // which sync reads with the results; only command_permission_denied
-// answers the last command, denied. api_req_started comes only with
+// answers the last command, denied. The CLI prints each ts once
+// (cli/src/utils/plain-text-task.ts, processedMessages); a tool's
+// message of a ts printed again is a version of its call, written
+// revised (counted once, with its latest input), any other message but
+// a request's usage passed over. api_req_started comes only with
 // --verbose and as it was when the request started: figures it holds are
 // counted as the UI's are, and a stream without them has no usage (never
 // 0); a deleted_api_reqs counts what it sums beyond the requests the
@@ -436,7 +453,9 @@
 // rest the screen's. tool_use (subtype tool: the UI's tool object, command:
 // execute_command, mcp: the server's tool) streams its input and is a
 // call when done (a call cut off while it streamed is reported at the end,
-// dangling). tool_result states a command's outcome only: its output by
+// dangling; the CLI writes a message whole once, seenMessageIds: one done
+// again is a version of the call, written revised, its latest input
+// counted). tool_result states a command's outcome only: its output by
 // delta and, on done, its exitCode where the CLI learned it (non-zero is
 // an error); a command that ended with no exit code, a file tool and an
 // MCP response (which has no status) get no result, and a warning says so.

@@ -271,10 +271,14 @@ func (n *normalizer) rooToolUse(v abi.Value, id string, done bool, out *sdk.Out)
 		r.calls[callID] = c
 		r.order = append(r.order, callID)
 	}
-	if !done || c.written {
+	if !done {
 		out.Ignored(sdk.S("tool_use (partial)"))
 		return
 	}
+	// The CLI writes a message whole once (seenMessageIds); a tool use
+	// done again is a version of the call, changed in place (its id the
+	// message's ts): written revised, its latest input counted.
+	revised := c.written
 	if sub != "command" {
 		r.lastTool = callID
 	}
@@ -317,6 +321,11 @@ func (n *normalizer) rooToolUse(v abi.Value, id string, done bool, out *sdk.Out)
 	default:
 		call.Kind = rooKindOf(c.name)
 		call.Input = sdk.JSON(input)
+	}
+	if revised {
+		call.Revised = true
+		out.ToolCall(call)
+		return
 	}
 	c.written = true
 	key := sdk.S("tool" + id)

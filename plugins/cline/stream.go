@@ -120,13 +120,25 @@ func (n *normalizer) streamEnd(status abi.Value, msg sdk.Str, out *sdk.Out) {
 
 // streamMessage maps one ClineMessage of the stream. The CLI writes each
 // message once, when it is whole (a partial one, should one come, is
-// repeated whole later); api_req_started only with --verbose, and as it
+// repeated whole later; one of a ts written before is that message
+// again: streamAgain); api_req_started only with --verbose, and as it
 // was when the request started, so its figures are usually not there:
 // the step's usage is then unknown, never 0.
 func (n *normalizer) streamMessage(m abi.Value, out *sdk.Out) {
 	if m.Get("partial").Truthy() {
 		out.Ignored(sdk.S("partial"))
 		return
+	}
+	n.streamTs = 0
+	if ts, ok := m.Get("ts").Int(); ok && ts > 0 {
+		if id, seen := n.streamSeen[ts]; seen && !usageMessage(uiKind(m)) {
+			n.streamAgain(m, id, out)
+			return
+		}
+		if n.streamSeen == nil {
+			n.streamSeen = map[int64]string{}
+		}
+		n.streamSeen[ts], n.streamTs = "", ts
 	}
 	first := n.streamMsgs == 0
 	n.streamMsgs++
@@ -234,6 +246,46 @@ func (n *normalizer) streamMessage(m abi.Value, out *sdk.Out) {
 	}
 }
 
+// usageMessage says whether a UI message of kind (uiKind) states usage:
+// one read again is mapped as ever (a request is counted once, when it
+// first states its figures: apiRequest).
+func usageMessage(kind string) bool {
+	switch kind {
+	case "api_req_started", "api_req_finished", "subagent_usage", "deleted_api_reqs":
+		return true
+	}
+	return false
+}
+
+// streamAgain maps a message of a ts the stream wrote before: Cline
+// keeps a message's ts when it changes it in place, so it is a version
+// of that message. The CLI's writer prints each ts once
+// (plain-text-task.ts, processedMessages); should a stream print one
+// again, a tool's use (id: its call) is a version of that call, written
+// revised (ABI 1.13: counted once, with its latest input), and anything
+// else but a request's usage (usageMessage) a repeat, passed over.
+func (n *normalizer) streamAgain(m abi.Value, id string, out *sdk.Out) {
+	var c sdk.ToolCall
+	ok := false
+	text := m.Get("text")
+	switch uiKind(m) {
+	case "tool", "ask:tool":
+		c, ok = uiToolCall(text)
+	case "use_mcp_server", "ask:use_mcp_server":
+		c, ok = uiMCPCall(text)
+	case "command", "ask:command":
+		cmd := strings.TrimSuffix(text.String(), "REQ_APP")
+		c = sdk.ToolCall{Name: sdk.S("execute_command"), Input: sdk.RawJSON(`{"command":` + quoteJSON(cmd) + `}`), Kind: "execute", Command: sdk.S(cmd)}
+		ok = true
+	}
+	if id == "" || !ok {
+		out.Ignored(sdk.S("a message written again (its ts read before)"))
+		return
+	}
+	c.CallID, c.Time, c.Revised = sdk.S(id), msTime(m.Get("ts")), true
+	out.ToolCall(c)
+}
+
 // conversationMessage writes a UI message that is a prompt (the task,
 // the user's feedback; a text when userText) or one of the model's
 // messages (a text, reasoning, a question or plan-mode answer:
@@ -299,6 +351,9 @@ func oneBlock(key sdk.Str, m sdk.Message, b sdk.Block, out *sdk.Out) {
 func (n *normalizer) streamCall(key sdk.Str, c sdk.ToolCall, out *sdk.Out) string {
 	id := "cline-ui-" + strconv.Itoa(n.streamMsgs)
 	c.CallID = sdk.S(id)
+	if n.streamTs != 0 {
+		n.streamSeen[n.streamTs] = id
+	}
 	out.Open(key, sdk.Message{Time: c.Time})
 	out.ToolUse(key, -1, c)
 	out.Close(key, sdk.MessageEnd{})

@@ -21,6 +21,10 @@ type uiItem struct {
 	idx int
 	key int64 // uiKey
 	raw string
+	// revised: a version of a message an earlier part wrote, changed in
+	// place (its ts kept), or of a command whose output grew after:
+	// its call and result are written revised (ABI 1.13).
+	revised bool
 }
 
 // uiKey tells a UI message from another: its ts (else, with none, its
@@ -65,28 +69,106 @@ func uiKind(m abi.Value) string {
 }
 
 // stashConversation keeps the conversation elements of a version of the
-// UI's messages (todo: the new or changed ones) not written before; a
-// partial one waits for its whole version.
+// UI's messages (todo: the new or changed ones) to be written; a partial
+// one waits for its whole version. Cline keeps a message's ts when it
+// changes it in place (ask and say complete a partial message under its
+// ts; the command message is marked commandCompleted when the command
+// ends; a command the user cancels gets "Command(s) cancelled by user."
+// appended to its last command_output): a later version of an element
+// not written yet replaces it; one of a call an earlier part wrote (a
+// tool, a command, an MCP use) is written again, revised. A command
+// whose output changed or grew after an earlier part wrote the command
+// is stashed again whole (the command and its outputs, revised), so
+// that its result states the whole output.
 func (n *normalizer) stashConversation(msgs []abi.Value, todo []int) {
 	for _, i := range todo {
 		m := msgs[i]
-		if m.Kind() != abi.KindObject || m.Get("partial").Truthy() || n.uiMapped[uiKey(m, i)] {
+		if m.Kind() != abi.KindObject || m.Get("partial").Truthy() {
 			continue
 		}
-		switch uiKind(m) {
+		key, kind := uiKey(m, i), uiKind(m)
+		written := n.uiMapped[key]
+		switch kind {
 		case "task", "user_feedback", "user_feedback_diff", "text", "reasoning", "completion_result",
-			"ask:followup", "ask:plan_mode_respond", "ask:act_mode_respond", "tool", "ask:tool",
-			"command", "ask:command", "command_output", "ask:command_output", "command_permission_denied",
-			"use_mcp_server", "ask:use_mcp_server", "mcp_server_response":
-			n.uiStash = append(n.uiStash, uiItem{idx: i, key: uiKey(m, i), raw: string(m.Raw())})
+			"ask:followup", "ask:plan_mode_respond", "ask:act_mode_respond", "command_permission_denied", "mcp_server_response":
+			if !written {
+				n.stash(uiItem{idx: i, key: key, raw: string(m.Raw())})
+			}
+		case "tool", "ask:tool", "use_mcp_server", "ask:use_mcp_server":
+			n.stash(uiItem{idx: i, key: key, raw: string(m.Raw()), revised: written})
+		case "command", "ask:command", "command_output", "ask:command_output":
+			n.stashCommand(msgs, i, key, written)
 		case "error":
 			// A tool's failure, right after the tool's message: its
 			// call's result.
-			if i > 0 && toolMessage(uiKind(msgs[i-1])) {
-				n.uiStash = append(n.uiStash, uiItem{idx: i, key: uiKey(m, i), raw: string(m.Raw())})
+			if !written && i > 0 && toolMessage(uiKind(msgs[i-1])) {
+				n.stash(uiItem{idx: i, key: key, raw: string(m.Raw())})
 			}
 		}
 	}
+}
+
+// stashCommand stashes element i of msgs (key), a command or one of its
+// outputs. A command an earlier part wrote (its element written, or,
+// for an output, the command it follows) is stashed again with all its
+// outputs, revised, when it changed in place or its output did or grew.
+func (n *normalizer) stashCommand(msgs []abi.Value, i int, key int64, written bool) {
+	head := i
+	for head >= 0 && isOutput(uiKind(msgs[head])) {
+		head--
+	}
+	if head < 0 || !isCommand(uiKind(msgs[head])) {
+		if !written && !isOutput(uiKind(msgs[i])) {
+			n.stash(uiItem{idx: i, key: key, raw: string(msgs[i].Raw())})
+		}
+		return
+	}
+	headKey := uiKey(msgs[head], head)
+	if !n.uiMapped[headKey] {
+		// The command is not written yet: it and its outputs are
+		// written together.
+		if !written {
+			n.stash(uiItem{idx: i, key: key, raw: string(msgs[i].Raw())})
+		}
+		return
+	}
+	for j := head; j < len(msgs); j++ {
+		if j > head && !isOutput(uiKind(msgs[j])) {
+			break
+		}
+		if msgs[j].Get("partial").Truthy() {
+			continue
+		}
+		n.stash(uiItem{idx: j, key: uiKey(msgs[j], j), raw: string(msgs[j].Raw()), revised: true})
+	}
+}
+
+// isCommand and isOutput tell a command's UI message and its output's
+// (uiKind).
+func isCommand(kind string) bool { return kind == "command" || kind == "ask:command" }
+func isOutput(kind string) bool  { return kind == "command_output" || kind == "ask:command_output" }
+
+// uiSlot is a UI message at its index: a message changed in place keeps
+// both (two messages may share a ts).
+type uiSlot struct {
+	idx int
+	key int64
+}
+
+// stash keeps UI element it to be written: in the place of an earlier
+// version of it not written yet, else after the others.
+func (n *normalizer) stash(it uiItem) {
+	slot := uiSlot{it.idx, it.key}
+	if at, ok := n.uiStashAt[slot]; ok {
+		it.revised = it.revised || n.uiStash[at].revised
+		n.uiStash[at] = it
+		return
+	}
+	if n.uiStashAt == nil {
+		n.uiStashAt = map[uiSlot]int{}
+	}
+	n.uiStashAt[slot] = len(n.uiStash)
+	n.uiStash = append(n.uiStash, it)
 }
 
 // uiContinued is a new part of the same task (a facts line after a
@@ -109,6 +191,7 @@ func (n *normalizer) uiContinued(out *sdk.Out) {
 		n.uiWritten(it)
 	}
 	n.uiStash = n.uiStash[:0]
+	clear(n.uiStashAt)
 	n.deferred = n.deferred[:0]
 }
 
@@ -134,21 +217,53 @@ func (n *normalizer) uiOnly() bool {
 func (n *normalizer) uiConversation(out *sdk.Out) {
 	items := n.uiStash
 	n.uiStash = nil
+	clear(n.uiStashAt)
 	n.uiWriting = true
 	defer func() { n.uiWriting = false }()
 	var (
 		cmdID, cmdTime string
 		cmdOut         []string
 		cmdOpen        bool
+		cmdRevised     bool // the command is written again (uiItem.revised)
 		mcpID          string
+		mcpRevised     bool
 		toolID         string // the call of the tool message just written
 		toolAt         int    // its index
 	)
-	calls, results := &n.uiCalls, &n.uiResults
+	// answered counts a result of call id (revised: a new version of
+	// one written before), once per call.
+	answered := func(id string) {
+		if n.uiAnswered == nil {
+			n.uiAnswered = map[string]bool{}
+		}
+		if !n.uiAnswered[id] {
+			n.uiAnswered[id] = true
+			n.uiResults++
+		}
+	}
+	// call writes call c of UI message key: a call of its own, or a
+	// version of one written before (revised: the call alone, its
+	// message is written).
+	call := func(key sdk.Str, c sdk.ToolCall, revised bool) {
+		if revised {
+			c.Revised = true
+			out.ToolCall(c)
+			return
+		}
+		callMessage(key, c, out)
+		n.uiCalls++
+	}
 	flushCmd := func() {
 		if cmdOpen && len(cmdOut) > 0 {
-			out.ToolResult(sdk.ToolResult{CallID: sdk.S(cmdID), Name: sdk.S("execute_command"), Output: sdk.S(strings.Join(cmdOut, "\n")), Time: sdk.S(cmdTime)})
-			*results++
+			output := strings.Join(cmdOut, "\n")
+			r := sdk.ToolResult{CallID: sdk.S(cmdID), Name: sdk.S("execute_command"), Output: sdk.S(output), Time: sdk.S(cmdTime), Revised: cmdRevised}
+			if strings.HasSuffix(strings.TrimSpace(output), uiCmdCancelled) {
+				// The user stopped the command (CommandExecutor appends
+				// the notice to its last output).
+				r.Status, r.Error = sdk.S("cancelled"), sdk.S(uiCmdCancelled)
+			}
+			out.ToolResult(r)
+			answered(cmdID)
 			cmdOpen = false
 		}
 		cmdOut = cmdOut[:0]
@@ -176,7 +291,7 @@ func (n *normalizer) uiConversation(out *sdk.Out) {
 			msg := orText(errorText(text.String()), "the tool failed")
 			if toolID != "" && toolAt == it.idx-1 {
 				out.ToolResult(sdk.ToolResult{CallID: sdk.S(toolID), Status: sdk.S("error"), Error: sdk.S(msg), Time: ts})
-				*results++
+				answered(toolID)
 			} else {
 				out.Error(sdk.ProviderError{Message: sdk.S(msg), Code: sdk.S("error")})
 			}
@@ -196,16 +311,14 @@ func (n *normalizer) uiConversation(out *sdk.Out) {
 		case "tool", "ask:tool":
 			if c, ok := uiToolCall(text); ok {
 				c.CallID, c.Time = sdk.S(id), ts
-				callMessage(key, c, out)
-				*calls++
+				call(key, c, it.revised)
 				toolID, toolAt = id, it.idx
 			}
 		case "command", "ask:command":
 			cmd := strings.TrimSuffix(text.String(), "REQ_APP")
-			callMessage(key, sdk.ToolCall{CallID: sdk.S(id), Name: sdk.S("execute_command"), Input: sdk.RawJSON(`{"command":` + quoteJSON(cmd) + `}`),
-				Kind: "execute", Command: sdk.S(cmd), Time: ts}, out)
-			*calls++
-			cmdID, cmdOpen, cmdTime = id, true, ts.String()
+			call(key, sdk.ToolCall{CallID: sdk.S(id), Name: sdk.S("execute_command"), Input: sdk.RawJSON(`{"command":` + quoteJSON(cmd) + `}`),
+				Kind: "execute", Command: sdk.S(cmd), Time: ts}, it.revised)
+			cmdID, cmdOpen, cmdTime, cmdRevised = id, true, ts.String(), it.revised
 		case "command_output", "ask:command_output":
 			if cmdOpen {
 				cmdOut = append(cmdOut, text.String())
@@ -215,27 +328,32 @@ func (n *normalizer) uiConversation(out *sdk.Out) {
 			if cmdOpen {
 				out.ToolResult(sdk.ToolResult{CallID: sdk.S(cmdID), Name: sdk.S("execute_command"), Status: sdk.S("denied"),
 					Error: sdk.S(orText(text.String(), "the command was denied by Cline's command permissions")), Time: ts})
-				*results++
+				answered(cmdID)
 				cmdOpen, cmdOut = false, cmdOut[:0]
 			}
 		case "use_mcp_server", "ask:use_mcp_server":
 			if c, ok := uiMCPCall(text); ok {
 				c.CallID, c.Time = sdk.S(id), ts
-				callMessage(key, c, out)
-				*calls++
-				mcpID = id
+				call(key, c, it.revised)
+				mcpID, mcpRevised = id, it.revised
 				toolID, toolAt = id, it.idx
 			}
 		case "mcp_server_response":
 			if mcpID != "" {
-				out.ToolResult(sdk.ToolResult{CallID: sdk.S(mcpID), Output: sdk.Text(text), Time: ts})
-				*results++
+				out.ToolResult(sdk.ToolResult{CallID: sdk.S(mcpID), Output: sdk.Text(text), Time: ts, Revised: mcpRevised})
+				answered(mcpID)
 				mcpID = ""
 			}
 		}
 	}
 	flushCmd()
 }
+
+// uiCmdCancelled is the notice Cline's CommandExecutor appends to the
+// last command_output of a command the user cancelled (cline/cline
+// 59e5eac3e0, src/integrations/terminal/CommandExecutor.ts
+// cancelBackgroundCommand).
+const uiCmdCancelled = "Command(s) cancelled by user."
 
 // toolMessage says whether a UI message of kind (uiKind) shows a tool's
 // use: a file, search or web tool, or an MCP server's. A say "error"

@@ -95,8 +95,15 @@
 // (text, think) are one block, joined. The Kimi CLI's own text, a
 // text ContentPart of a turn whose model it has not called (no
 // StepBegin, thinking or call since its TurnBegin: a prompt a hook
-// blocked, an unknown slash command, a slash command's output), is a
-// warning, not an assistant message; a log without StepBegin (peers'
+// blocked, an unknown slash command, a slash command's output), is not
+// an assistant message. Where the prompt is not a slash command, or the
+// wire server's HookResolved {event "UserPromptSubmit", action "block"}
+// came before it, it is the reason a UserPromptSubmit hook blocked the
+// prompt (kimisoul.py): the turn failed, a status error below the
+// terminal level with that reason, listed in the step's errors (as Kimi
+// Code's turn.ended reason blocked), so a session whose last turn it is
+// is "error" and a later answered turn makes it ok; after a slash
+// command it is a warning; a log without StepBegin (peers'
 // test data) is read as the model's once it thinks or calls a tool. A message closes at its usage, at the next step or prompt, at
 // the turn's end or at the end of the input.
 // context.append_message copies what the loop events already said into the

@@ -7,7 +7,7 @@ import "github.com/twasm/twasm/abi"
 // the sandbox instead of comparing their bytes. TestKeysCoverGets keeps
 // the list complete.
 var keys = abi.NewKeySet(
-	"$twasm", "copied", "lines", "run", "agent_id", "args", "arguments", "arguments_part", "body", "code", "command", "content", "cwd", "environmentDisclosure", "error", "error_type",
+	"$twasm", "action", "copied", "lines", "run", "agent_id", "args", "arguments", "arguments_part", "body", "code", "command", "content", "cwd", "environmentDisclosure", "error", "error_type",
 	"event", "finishReason", "function", "id", "input", "input_cache_creation", "input_cache_read", "input_other",
 	"inputCacheCreation", "inputCacheRead", "inputOther", "isError", "is_error", "kind", "message", "messageId",
 	"message_id", "model", "name", "note", "origin", "output", "parent_tool_call_id", "task_tool_call_id", "part", "path", "payload",

@@ -104,6 +104,12 @@ type normalizer struct {
 	// unstepped holds the legacy scopes whose turn began and whose model
 	// has not been called since (no StepBegin): text there is the CLI's.
 	unstepped map[string]bool
+	// slashTurn says the session's turn (scope "") began with a slash
+	// command; hookBlock is the reason of the UserPromptSubmit hook that
+	// blocked the prompt (HookResolved action block, the wire server's),
+	// blocked whether one did, until the turn's TurnBegin has read it.
+	slashTurn, blocked bool
+	hookBlock          string
 
 	// btw holds the scopes of the side questions (BtwBegin) not ended.
 	btw       map[string]bool

@@ -18,6 +18,7 @@ func (n *normalizer) legacy(typ string, p abi.Value, ts stamp, scope string, out
 		if typ == "TurnBegin" {
 			if scope == "" {
 				n.turnOpen = true
+				n.slashTurn = slashCommand(p.Get("user_input"))
 			}
 			if n.unstepped == nil {
 				n.unstepped = map[string]bool{}
@@ -37,6 +38,10 @@ func (n *normalizer) legacy(typ string, p abi.Value, ts stamp, scope string, out
 			// Text before any model call of the turn is the CLI's own
 			// (kimisoul.py: a prompt a hook blocked, an unknown slash
 			// command, a slash command's output): not the model's.
+			if scope == "" && (n.blocked || !n.slashTurn) {
+				n.promptBlocked(p.Get("text"), out)
+				return
+			}
 			out.Warn("kimi: the CLI said, no model call: " + sdk.Clip(sdk.View(p.Get("text")), 300))
 			return
 		}
@@ -93,10 +98,19 @@ func (n *normalizer) legacy(typ string, p abi.Value, ts stamp, scope string, out
 	case "TurnEnd":
 		if scope == "" {
 			n.turnOpen = false
+			n.blocked, n.hookBlock = false, ""
 		}
 		n.closeAll(out)
 		out.Ignored(sdk.S(typ))
-	case "MCPLoadingBegin", "MCPLoadingEnd", "HookTriggered", "HookResolved", "ApprovalRequest",
+	case "HookResolved":
+		// The wire server's (kimi --wire) decision of the hooks of an
+		// event: a UserPromptSubmit one that blocks comes before the
+		// TurnBegin of the prompt it blocked.
+		if scope == "" && p.Get("event").Is("UserPromptSubmit") && p.Get("action").Is("block") {
+			n.blocked, n.hookBlock = true, strings.Clone(p.Get("reason").String())
+		}
+		out.Ignored(sdk.S(typ))
+	case "MCPLoadingBegin", "MCPLoadingEnd", "HookTriggered", "ApprovalRequest",
 		"ApprovalResponse", "ApprovalRequestResolved", "QuestionRequest", "ToolCallRequest", "HookRequest",
 		"PlanDisplay":
 		// Turn bookkeeping, approvals (their outcome is the tool's
@@ -320,4 +334,40 @@ func hookRefusal(display abi.Value) string {
 		}
 	}
 	return ""
+}
+
+// promptBlocked reports the text a turn's prompt got instead of a model
+// call when a UserPromptSubmit hook blocked it (kimisoul.py: TurnBegin,
+// the hook's reason as a TextPart, "Prompt blocked by hook." when it
+// gives none, and TurnEnd): the turn failed with that reason, a status
+// error below the terminal level (as Kimi Code's turn.ended reason
+// blocked), listed with the step's errors: a session whose last turn it
+// is ends in error, and a later answered turn makes it ok again.
+func (n *normalizer) promptBlocked(text abi.Value, out *sdk.Out) {
+	reason := sdk.View(text)
+	if strings.TrimSpace(reason) == "" {
+		reason = n.hookBlock
+	}
+	if strings.TrimSpace(reason) == "" {
+		reason = "no reason given"
+	}
+	why := "the prompt was blocked by a UserPromptSubmit hook: " + sdk.Clip(reason, 500)
+	out.Status(sdk.StatusError, sdk.S(why), sdk.LevelError)
+}
+
+// slashCommand says whether a turn's input is a slash command: its text
+// (the parts' joined by spaces, as kimisoul.py reads it) starts with "/"
+// once trimmed.
+func slashCommand(input abi.Value) bool {
+	if input.Kind() == abi.KindString {
+		return strings.HasPrefix(strings.TrimSpace(input.String()), "/")
+	}
+	for it := input.Iter(); it.Next(); {
+		if t := it.Value().Get("text"); t.Kind() == abi.KindString {
+			if s := strings.TrimSpace(t.String()); s != "" {
+				return strings.HasPrefix(s, "/")
+			}
+		}
+	}
+	return false
 }

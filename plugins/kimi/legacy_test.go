@@ -105,7 +105,8 @@ func TestLegacySubagentTaskID(t *testing.T) {
 // TestCLIText: the Kimi CLI writes its own text as a ContentPart of a
 // turn whose model it never called (kimisoul.py: "Prompt blocked by
 // hook.", 'Unknown slash command "/x".'); only a step (StepBegin) calls
-// the model. That text is a warning, not the model's answer.
+// the model. That text is not the model's answer; after a slash command
+// it is a warning (a prompt blocked: TestBlockedPrompt).
 func TestCLIText(t *testing.T) {
 	begin := legacyRec("TurnBegin", `{"user_input":"/deploy now"}`)
 	cli := legacyRec("ContentPart", `{"type":"text","text":"Unknown slash command \"/deploy\"."}`)
@@ -116,7 +117,7 @@ func TestCLIText(t *testing.T) {
 		warning bool
 	}{
 		{"an unknown slash command", []string{begin, cli, legacyRec("TurnEnd", `{}`)}, "", true},
-		{"a prompt a hook blocked", []string{begin, legacyRec("ContentPart", `{"type":"text","text":"Prompt blocked by hook."}`), legacyRec("TurnEnd", `{}`)}, "", true},
+		{"a slash command a hook blocked, not announced (told from the command's own text by nothing)", []string{begin, legacyRec("ContentPart", `{"type":"text","text":"Prompt blocked by hook."}`), legacyRec("TurnEnd", `{}`)}, "", true},
 		{"the model's answer", []string{begin, legacyRec("StepBegin", `{"n":1}`), legacyRec("ContentPart", `{"type":"text","text":"Deployed."}`), legacyRec("TurnEnd", `{}`)}, "Deployed.", false},
 		{"a log without StepBegin: thinking first", []string{begin, legacyRec("ContentPart", `{"type":"think","think":"Deploy."}`), legacyRec("ContentPart", `{"type":"text","text":"Deployed."}`), legacyRec("TurnEnd", `{}`)}, "Deployed.", false},
 		{"a log without StepBegin: a call first", []string{begin, legacyRec("ToolCall", `{"type":"function","id":"t1","function":{"name":"Shell","arguments":"{\"command\":\"make deploy\"}"}}`),
@@ -211,6 +212,59 @@ func TestSideQuestion(t *testing.T) {
 			}
 			if u := o.Result.Usage; u == nil || u.InputTokens == nil || *u.InputTokens != 100 {
 				t.Errorf("usage %+v, want the main turn's 100 input tokens alone", u)
+			}
+		})
+	}
+}
+
+// TestBlockedPrompt: a UserPromptSubmit hook that blocks a prompt makes
+// the Kimi CLI send TurnBegin, the hook's reason as a TextPart ("Prompt
+// blocked by hook." when it gives none) and TurnEnd, the model never
+// called (MoonshotAI/kimi-cli 4a550eff, soul/kimisoul.py run); the wire
+// server (kimi --wire) sends HookTriggered and HookResolved {event
+// "UserPromptSubmit", action "block", reason} before them
+// (wire/server.py, hooks/engine.py). Text before a step is otherwise only
+// a slash command's (its output, an unknown command), so the text of a
+// turn whose prompt is not a slash command, or that a HookResolved block
+// announced, is the block: the turn failed, its reason the error (a
+// status error below the terminal level, as Kimi Code's turn.ended
+// reason blocked), and a later answered turn makes the session ok again.
+// Before, it was only a warning and such a session was ok.
+func TestBlockedPrompt(t *testing.T) {
+	const reason = "Pushing tags is not allowed from this machine."
+	text := legacyRec("ContentPart", `{"type":"text","text":"`+reason+`"}`)
+	end := legacyRec("TurnEnd", `{}`)
+	resolved := legacyRec("HookResolved", `{"event":"UserPromptSubmit","target":"/release","action":"block","reason":"`+reason+`","duration_ms":12}`)
+	answered := []string{legacyRec("TurnBegin", `{"user_input":"then list the tags"}`), legacyRec("StepBegin", `{"n":1}`),
+		legacyRec("ContentPart", `{"type":"text","text":"v1.0 and v1.1."}`), end}
+	tests := []struct {
+		name          string
+		lines         []string
+		status, error string
+	}{
+		{"a prompt blocked", []string{legacyRec("TurnBegin", `{"user_input":[{"type":"text","text":"push the release tag"}]}`), text, end},
+			"error", "the prompt was blocked by a UserPromptSubmit hook: " + reason},
+		{"a slash command blocked, announced by HookResolved", []string{legacyRec("HookTriggered", `{"event":"UserPromptSubmit","target":"/release","hook_count":1}`), resolved,
+			legacyRec("TurnBegin", `{"user_input":"/release"}`), text, end},
+			"error", "the prompt was blocked by a UserPromptSubmit hook: " + reason},
+		{"a prompt blocked, then a turn answered", append([]string{legacyRec("TurnBegin", `{"user_input":"push the release tag"}`), text, end}, answered...),
+			"ok", ""},
+		{"an unknown slash command: the CLI's own text", []string{legacyRec("TurnBegin", `{"user_input":"/deploy now"}`),
+			legacyRec("ContentPart", `{"type":"text","text":"Unknown slash command \"/deploy\"."}`), end},
+			"incomplete", "the log ends on a prompt that got no answer"},
+		{"a HookResolved that allowed", append([]string{legacyRec("HookResolved", `{"event":"UserPromptSubmit","action":"allow","reason":""}`)}, answered...),
+			"ok", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := runLegacy(t, tt.lines)
+			if r.Step.Status != tt.status || r.Step.Error != tt.error {
+				t.Errorf("status %q error %q, want %q %q", r.Step.Status, r.Step.Error, tt.status, tt.error)
+			}
+			for _, e := range r.Events {
+				if m := e.Event.Message(); m != nil && m.Role == "assistant" && strings.Contains(m.Blocks[0].Text, reason) {
+					t.Errorf("the hook's reason is an assistant message")
+				}
 			}
 		})
 	}

@@ -111,3 +111,54 @@ func TestSyncClineCallChangedInPlace(t *testing.T) {
 		})
 	}
 }
+
+// TestSyncClineUIChangedInPlace: a Cline task folder holding only
+// ui_messages.json whose command message and its output change in place
+// between two syncs (golden task_ui_only_command_cancelled: Cline marks
+// the command commandCompleted and, the user having cancelled it,
+// appends "Command(s) cancelled by user." to its last output, each
+// message keeping its ts). The plugin writes the command's call and
+// result again, revised (ABI 1.13): the run counts one call, its result
+// the whole output, cancelled, none dangling. Before, the second sync
+// wrote neither: the result stayed the first output, without a status.
+func TestSyncClineUIChangedInPlace(t *testing.T) {
+	t.Parallel()
+	lines := strings.Split(string(clitest.ReadFile(t, clitest.Golden("cline", "task_ui_only_command_cancelled.jsonl"))), "\n")
+	first, second := []byte(lines[2]), []byte(lines[5])
+	h := clitest.NewHome(t)
+	task := filepath.Join(".cline", "data", "tasks", "1767225600000")
+	dir := filepath.Join(h.Dir, task)
+	h.Put(filepath.Join(task, "ui_messages.json"), first, time.Hour)
+	run := got0(t, syncWant(t, h, dir, "first sync", map[string]int{"new": 1})["new"])
+	h.Put(filepath.Join(task, "ui_messages.json"), second, 30*time.Minute)
+	syncGrown(t, h, dir, "sync after the change", run)
+
+	var pairs transcript.Pairer
+	var results []*transcript.ToolPayload // by call number, the latest
+	var dangling []string
+	for _, ev := range clitest.ReadRun(t, clitest.TranscriptPath(h.Stor, run)) {
+		if ev.Type == transcript.StepCompleted {
+			if r, err := ev.Step().AgentResult(); err == nil && r != nil {
+				dangling = r.Dangling // the last part's
+			}
+		}
+		n, again, ok := pairs.Feed(ev)
+		switch {
+		case !ok:
+		case ev.Type == transcript.ToolCall && !again:
+			results = append(results, nil)
+		case ev.Type == transcript.ToolResult:
+			results[n] = ev.Tool()
+		}
+	}
+	if pairs.Calls() != 1 {
+		t.Fatalf("calls counted: %d, want 1", pairs.Calls())
+	}
+	const output = "> test:integration\nPASS db.test.js\n\nCommand(s) cancelled by user."
+	if r := results[0]; r == nil || r.Output != output || r.Status != "cancelled" {
+		t.Errorf("the command's result %+v; want output %q, cancelled", r, output)
+	}
+	if d := pairs.Dangling(); len(d) != 0 || len(dangling) != 0 {
+		t.Errorf("calls dangling: by the Pairer %v, in the step result %v", d, dangling)
+	}
+}
