@@ -45,8 +45,12 @@
 // which on a virtual machine cost more than the rest of a drop together
 // (about 200 ns of the recorder's 3 µs per event). After a warning, a
 // subscriber's next 63 drops read it, then every 64th: the warning rate
-// stays at most one a second, and a steady dropper's drop costs a few
-// atomic operations.
+// stays at most one a second, and a steady dropper's drop costs one
+// atomic add (its own count; the fan-out's total is the sum of the live
+// subscriptions' counts and of those that left, each handed over once
+// when it leaves), a few loads, and Publish's own add: on a virtual
+// machine where an atomic add costs 25-30 ns, a second add per drop was
+// a third of what a dropping subscriber cost a publisher.
 //
 // # Closing
 //

@@ -66,8 +66,18 @@ type Fanout[T any] struct {
 	nextID   uint64
 
 	published atomic.Uint64
-	dropped   atomic.Uint64
+	// dropped counts the drops of the subscriptions no longer in subs
+	// (retired): their count when they left (retire), and each drop a
+	// publisher still holding an older snapshot made after that. A live
+	// subscription's drops are counted in its own counter alone, so that
+	// a drop costs one atomic add, not two (Stats adds them up).
+	dropped atomic.Uint64
 }
+
+// retiredBit marks a subscription's drop counter once the subscription
+// has left the fan-out's list and its count has been added to the
+// fan-out's (retire): a drop that finds it set counts itself there.
+const retiredBit = 1 << 63
 
 // New returns an open fan-out. At most one Options may be given.
 func New[T any](opts ...Options) *Fanout[T] {
@@ -95,7 +105,9 @@ type Subscription[T any] struct {
 	closed atomic.Bool
 
 	delivered atomic.Uint64
-	dropped   atomic.Uint64
+	// dropped counts this subscription's drops; retiredBit is set in it
+	// once they have been handed to the fan-out's count (retire).
+	dropped atomic.Uint64
 	// Drop warnings: the time of the last warning (unix ns) and the drop
 	// count reported in it, so each warning states the drops since the last.
 	lastWarn    atomic.Int64
@@ -183,7 +195,11 @@ func (s *Subscription[T]) offer(v T) {
 // clockStride selects, sees whether a warning is due.
 func (s *Subscription[T]) drop() {
 	total := s.dropped.Add(1)
-	s.f.dropped.Add(1)
+	if total&retiredBit != 0 {
+		// Retired: its count went to the fan-out's before this drop.
+		s.f.dropped.Add(1)
+		total &^= retiredBit
+	}
 	if s.closed.Load() {
 		// Closed while this value was offered: the closing report may have
 		// been made before the count, so report it here (warn reports
@@ -216,7 +232,7 @@ func (s *Subscription[T]) maybeWarn() {
 // only grows, so concurrent callers never report a drop twice.
 func (s *Subscription[T]) warn(msg string) {
 	for {
-		reported, total := s.warnedDrops.Load(), s.dropped.Load()
+		reported, total := s.warnedDrops.Load(), s.Dropped()
 		if total <= reported {
 			return
 		}
@@ -240,7 +256,15 @@ func (s *Subscription[T]) ID() uint64 { return s.id }
 
 // Dropped returns how many values this subscriber did not get because its
 // buffer was full.
-func (s *Subscription[T]) Dropped() uint64 { return s.dropped.Load() }
+func (s *Subscription[T]) Dropped() uint64 { return s.dropped.Load() &^ retiredBit }
+
+// retire hands the subscription's drops to the fan-out's count, once,
+// when it leaves the list (called with f.mu held): every drop is counted
+// there exactly once, by this add when it came before the bit was set,
+// by drop itself when after.
+func (s *Subscription[T]) retire() {
+	s.f.dropped.Add(s.dropped.Or(retiredBit) &^ retiredBit)
+}
 
 // Close unsubscribes and closes C. It is idempotent.
 func (s *Subscription[T]) Close() {
@@ -250,6 +274,7 @@ func (s *Subscription[T]) Close() {
 		if i := slices.Index(*p, s); i >= 0 {
 			next := slices.Delete(slices.Clone(*p), i, i+1)
 			f.subs.Store(&next)
+			s.retire()
 		}
 	}
 	f.mu.Unlock()
@@ -288,6 +313,7 @@ func (f *Fanout[T]) Close() {
 		return
 	}
 	for _, s := range *p {
+		s.retire()
 		s.closeChan()
 	}
 }
@@ -316,8 +342,12 @@ type Stats struct {
 
 // Stats returns a snapshot of the counters. The figures are read one by
 // one while publishing may go on, so they are individually exact but not
-// mutually consistent to the value.
+// mutually consistent to the value. It holds the lock of Subscribe and
+// Close, so that no subscription leaves the list (and hands its drops to
+// the fan-out's count) while its drops are added up.
 func (f *Fanout[T]) Stats() Stats {
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	st := Stats{Published: f.published.Load(), Dropped: f.dropped.Load()}
 	if p := f.subs.Load(); p != nil {
 		st.Subscribers = len(*p)
@@ -325,9 +355,10 @@ func (f *Fanout[T]) Stats() Stats {
 		for _, s := range *p {
 			st.PerSubscriber = append(st.PerSubscriber, SubStats{
 				ID: s.id, Name: s.name,
-				Delivered: s.delivered.Load(), Dropped: s.dropped.Load(),
+				Delivered: s.delivered.Load(), Dropped: s.Dropped(),
 				Buffered: len(s.ch),
 			})
+			st.Dropped += st.PerSubscriber[len(st.PerSubscriber)-1].Dropped
 		}
 	}
 	return st

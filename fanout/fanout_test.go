@@ -377,9 +377,75 @@ func TestHammer(t *testing.T) {
 		t.Fatalf("published %d", st.Published)
 	}
 	for _, s := range subs {
-		if s.delivered.Load()+s.dropped.Load() > publishers*perPublisher {
+		if s.delivered.Load()+s.Dropped() > publishers*perPublisher {
 			t.Fatalf("overcount")
 		}
+	}
+}
+
+// TestDropsCountedOnceAcrossClose: the fan-out's Dropped is the sum of
+// its subscriptions' drops, closed ones included, whether they close
+// before, during or after the publishing, one by one or with the fan-out,
+// while publishers holding an older list still offer them values (a
+// live subscription's drops are counted by it alone and handed to the
+// fan-out's count when it leaves: none may be lost or counted twice).
+func TestDropsCountedOnceAcrossClose(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		publishers int
+		closeSubs  bool // Subscription.Close of every other one, mid-stream
+		closeFan   bool // Fanout.Close, mid-stream
+	}{
+		{name: "none closed", publishers: 1},
+		{name: "subscriptions closed, one publisher", publishers: 1, closeSubs: true},
+		{name: "subscriptions closed, four publishers", publishers: 4, closeSubs: true},
+		{name: "fan-out closed, four publishers", publishers: 4, closeFan: true},
+		{name: "both, four publishers", publishers: 4, closeSubs: true, closeFan: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			const perPublisher = 5000
+			f := New[int](quiet(2))
+			subs := make([]*Subscription[int], 8)
+			for i := range subs {
+				subs[i] = f.Subscribe() // never read: all but 2 values dropped
+			}
+			var wg sync.WaitGroup
+			for p := 0; p < tc.publishers; p++ {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for n := range perPublisher {
+						f.Publish(n)
+					}
+				}()
+			}
+			if tc.closeSubs {
+				for i := 0; i < len(subs); i += 2 {
+					runtime.Gosched()
+					subs[i].Close()
+				}
+			}
+			if tc.closeFan {
+				runtime.Gosched()
+				f.Close()
+			}
+			wg.Wait()
+			var sum uint64
+			for _, s := range subs {
+				sum += s.Dropped()
+				if got := s.delivered.Load() + s.Dropped(); got > uint64(tc.publishers*perPublisher) {
+					t.Errorf("sub %d: delivered+dropped %d > published", s.ID(), got)
+				}
+			}
+			st := f.Stats()
+			if st.Dropped != sum {
+				t.Fatalf("Stats().Dropped %d, the subscriptions dropped %d", st.Dropped, sum)
+			}
+			if !tc.closeSubs && !tc.closeFan && sum != uint64(len(subs)*(tc.publishers*perPublisher-2)) {
+				t.Fatalf("dropped %d, want every value but the 2 buffered, for each subscription", sum)
+			}
+			f.Close()
+		})
 	}
 }
 

@@ -249,6 +249,18 @@ const recordGCPercent = 200
 // 153 MiB (the plugin's memory 59 MB of it) for 24 s of user CPU,
 // against 163 MiB and 44 s before. With a cold cache the plugin's
 // compilation adds its own peak: 65.6 and 69.8 MiB at 32 and 128 MiB.
+//
+// Not taken since (#31, flat in input size): the assembler's call ids
+// in a packed table of sorted parts (32 bytes an id) instead of a map:
+// 36 bytes of live heap an answered id instead of 78, but the peak RSS
+// of that record moved from 53.4 and 59.2 MiB at 32 and 128 MiB to 53.3
+// and 59.0 (median of 3, old and new binaries in turn), and from 99.5 to
+// 97.6 MiB at 384 MiB, while a lookup or insert cost 3-4x a map's (a
+// bisection of a table larger than the cache). At the peak of the
+// 128 MiB record, /proc/PID/smaps showed 25.7 MB resident in the Go
+// heap's mapping (23.1 at 32 MiB) and 22 MB of the binary's pages;
+// halving the ids' live heap left the heap's resident peak where it
+// was: the heap grows toward the limit whatever its live part.
 const recordMemoryLimit = 32 << 20
 
 // Run records.
