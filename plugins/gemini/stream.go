@@ -435,6 +435,7 @@ func (n *normalizer) result(v abi.Value, out *sdk.Out) {
 			u.Total = u.Total.Plus(sdk.IntOf(m.Get("total_tokens")))
 		}
 	}
+	unstatedOutput(&u, out)
 	out.Usage(u, sdk.ModeSet)
 	if n.modelAlias || !n.modelSent {
 		n.model(mainModel(stats.Get("models"), "input_tokens"), out)
@@ -646,4 +647,26 @@ var toolKinds = [...]struct{ name, kind string }{
 	{"smart_edit", "edit"}, {"glob", "search"}, {"search_file_content", "search"}, {"grep", "search"},
 	{"grep_search", "search"}, {"ripgrep", "search"}, {"web_fetch", "fetch"}, {"google_web_search", "fetch"},
 	{"web_search", "fetch"}, {"update_topic", "think"}, {"write_todos", "think"}, {"save_memory", "think"},
+}
+
+// unstatedOutput leaves out the output of a stream-json result whose
+// stated total exceeds its input and output: the stream's output_tokens
+// are the model's candidates alone (gemini-cli's convertToStreamStats
+// writes tokens.candidates), its total_tokens the API's total, which
+// counts the thoughts and any tool-use prompt besides, and neither of
+// those is stated apart. Every output token, reasoning included, is then
+// not stated, so it is not reported (never the answer's part passed off
+// as the whole); a warning says what the stream stated. Where the total
+// adds up, or is not stated, the output is kept as stated.
+func unstatedOutput(u *sdk.Usage, out *sdk.Out) {
+	total, okT := u.Total.Value()
+	in, okI := u.Input.Value()
+	o, okO := u.Output.Value()
+	if !okT || !okI || !okO || total <= in+o {
+		return
+	}
+	out.Warn("gemini stream-json states no thought tokens: output_tokens left out (the stream's " + strconv.FormatInt(o, 10) +
+		" are the answer's alone; its total " + strconv.FormatInt(total, 10) + " is " +
+		strconv.FormatInt(total-in-o, 10) + " above input and answer: thoughts, and any tool-use prompt)")
+	u.Output = sdk.Int{}
 }
