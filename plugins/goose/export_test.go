@@ -3,6 +3,7 @@
 package goose_test
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 
@@ -63,4 +64,74 @@ func TestSessionExport(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestSessionExportNestedUsage: since block/goose PR #9752 (2026-06,
+// "track cache tokens") a Session carries its counters as Usage objects,
+// usage (the last call's) and accumulated_usage (the session's), each
+// {input_tokens, output_tokens, total_tokens, cache_read_input_tokens,
+// cache_write_input_tokens}; sessions.db keeps its flat columns, but
+// goose session export serializes the struct, so an export of Goose 1.4x
+// has no flat accumulated_* field. Its accumulated_usage is the session's
+// usage; before, such an export reported none, silently.
+func TestSessionExportNestedUsage(t *testing.T) {
+	doc := func(counters string) string {
+		return "{\n  \"id\": \"20260819_1\",\n  \"working_dir\": \"/home/me/proj\",\n  \"name\": \"x\",\n  \"created_at\": \"2026-08-19T09:00:00Z\",\n" +
+			counters + "  \"accumulated_cost\": null,\n  \"conversation\": [],\n  \"message_count\": 0\n}\n"
+	}
+	i := func(n int64) *int64 { return &n }
+	for _, tc := range []struct {
+		name, raw                   string
+		in, out, read, write, total *int64
+		warn                        string
+	}{
+		{"1.4x: nested usage and accumulated_usage", doc(
+			"  \"usage\": {\"input_tokens\": 9000, \"output_tokens\": 50, \"total_tokens\": 9050, \"cache_read_input_tokens\": 8000, \"cache_write_input_tokens\": 900},\n" +
+				"  \"accumulated_usage\": {\"input_tokens\": 60000, \"output_tokens\": 700, \"total_tokens\": 60700, \"cache_read_input_tokens\": 50000, \"cache_write_input_tokens\": 9000},\n"),
+			i(60000), i(700), i(50000), i(9000), i(60700), ""},
+		{"1.4x: the last call's usage alone", doc(
+			"  \"usage\": {\"input_tokens\": 9000, \"output_tokens\": 50, \"total_tokens\": 9050},\n"),
+			nil, nil, nil, nil, nil, "input 9000, output 50, total 9050"},
+		{"flat counters, as before", doc(
+			"  \"accumulated_total_tokens\": 21600,\n  \"accumulated_input_tokens\": 21000,\n  \"accumulated_output_tokens\": 600,\n"),
+			i(21000), i(600), nil, nil, i(21600), ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := plugintest.Run(t, goose.Plugin, []byte(tc.raw), normalize.Options{Provider: "goose"})
+			if o.Result.Format != "export" {
+				t.Fatalf("format %q", o.Result.Format)
+			}
+			u := o.Result.Usage
+			get := func(f func() *int64) *int64 {
+				if u == nil {
+					return nil
+				}
+				return f()
+			}
+			for _, c := range []struct {
+				name      string
+				got, want *int64
+			}{
+				{"input", get(func() *int64 { return u.InputTokens }), tc.in},
+				{"output", get(func() *int64 { return u.OutputTokens }), tc.out},
+				{"cache read", get(func() *int64 { return u.CacheReadTokens }), tc.read},
+				{"cache write", get(func() *int64 { return u.CacheWriteTokens }), tc.write},
+				{"total", get(func() *int64 { return u.TotalTokens }), tc.total},
+			} {
+				if (c.got == nil) != (c.want == nil) || c.got != nil && *c.got != *c.want {
+					t.Errorf("%s %s, want %s", c.name, show(c.got), show(c.want))
+				}
+			}
+			if tc.warn != "" && !strings.Contains(strings.Join(o.Result.Warnings, "\n"), tc.warn) {
+				t.Errorf("warnings %q, want one naming %q", o.Result.Warnings, tc.warn)
+			}
+		})
+	}
+}
+
+func show(p *int64) string {
+	if p == nil {
+		return "absent"
+	}
+	return strconv.FormatInt(*p, 10)
 }
