@@ -650,23 +650,22 @@ var toolKinds = [...]struct{ name, kind string }{
 }
 
 // unstatedOutput leaves out the output of a stream-json result whose
-// stated total exceeds its input and output: the stream's output_tokens
-// are the model's candidates alone (gemini-cli's convertToStreamStats
-// writes tokens.candidates), its total_tokens the API's total, which
-// counts the thoughts and any tool-use prompt besides, and neither of
-// those is stated apart. Every output token, reasoning included, is then
-// not stated, so it is not reported (never the answer's part passed off
-// as the whole); a warning says what the stream stated. Where the total
-// adds up, or is not stated, the output is kept as stated.
+// stated total exceeds its input and output (sdk.Usage.OutputUnstated):
+// the stream's output_tokens are the model's candidates alone
+// (gemini-cli's convertToStreamStats writes tokens.candidates), its
+// total_tokens the API's total, which counts the thoughts and any
+// tool-use prompt besides, neither stated apart. A warning says what the
+// stream stated. Where the total adds up, or is not stated, the output
+// is kept as stated.
 func unstatedOutput(u *sdk.Usage, out *sdk.Out) {
-	total, okT := u.Total.Value()
-	in, okI := u.Input.Value()
-	o, okO := u.Output.Value()
-	if !okT || !okI || !okO || total <= in+o {
+	o, _ := u.Output.Value()
+	total, _ := u.Total.Value()
+	v, gap := u.OutputUnstated()
+	if gap == 0 {
 		return
 	}
 	out.Warn("gemini stream-json states no thought tokens: output_tokens left out (the stream's " + strconv.FormatInt(o, 10) +
 		" are the answer's alone; its total " + strconv.FormatInt(total, 10) + " is " +
-		strconv.FormatInt(total-in-o, 10) + " above input and answer: thoughts, and any tool-use prompt)")
-	u.Output = sdk.Int{}
+		strconv.FormatInt(gap, 10) + " above input and answer: thoughts, and any tool-use prompt)")
+	*u = v
 }

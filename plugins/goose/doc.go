@@ -149,7 +149,13 @@
 // Usage is as Goose states it, for the whole session: the session's
 // accumulated counters (input, which counts cached tokens, output, cache
 // read and write) and accumulated_cost, set (not added) from each session
-// record. The plain counters (total_tokens, input_tokens,
+// record. Where the total counts tokens beyond the input and output,
+// the output is left out with a warning: Goose's Google format
+// (providers/formats/google.rs get_usage) counts a call's output as the
+// answer's tokens (candidatesTokenCount) and its total as the API's
+// (totalTokenCount), so a thinking Gemini model's thoughts are in the
+// total alone and every output token is not stated (as for the
+// stream's complete event and an export; TestCountersThoughtsUnstated). The plain counters (total_tokens, input_tokens,
 // output_tokens) are the last model call's: Goose overwrites them with
 // each call's usage (update_session_metrics), and an older Goose (its
 // session files before the accumulated counters) kept only those. A

@@ -135,3 +135,48 @@ func show(p *int64) string {
 	}
 	return strconv.FormatInt(*p, 10)
 }
+
+// TestCountersThoughtsUnstated: Goose's Google format counts a call's
+// output as the candidates alone and its total as the API's, thoughts
+// included (providers/formats/google.rs get_usage: candidatesTokenCount
+// and totalTokenCount), so a session that used a thinking Gemini model
+// states a total above its input and output, the thoughts in none of
+// them. Every output token is then not stated: the output is left out,
+// with a warning giving Goose's figures, never the answer's part passed
+// off as the whole. Where the total adds up the output stands. The same
+// holds wherever Goose states its counters: a session record (file or
+// row), an export, goose run's complete event.
+func TestCountersThoughtsUnstated(t *testing.T) {
+	const record = `{"working_dir":"/p","description":"x","message_count":2,` +
+		`"accumulated_total_tokens":%d,"accumulated_input_tokens":9000,"accumulated_output_tokens":300}` + "\n" +
+		`{"role":"user","created":1762161300,"content":[{"type":"text","text":"hi"}]}` + "\n"
+	const stream = `{"type":"message","message":{"id":"m1","role":"assistant","created":1762161305,"content":[{"type":"text","text":"hi"}]}}` + "\n" +
+		`{"type":"complete","total_tokens":%d,"input_tokens":9000,"output_tokens":300}` + "\n"
+	for _, tc := range []struct {
+		name, format string
+		total        int64
+		output       *int64
+		warn         bool
+	}{
+		{"session file: thoughts in the total only", record, 9800, nil, true},
+		{"session file: the total adds up", record, 9300, new(int64(300)), false},
+		{"stream complete: thoughts in the total only", stream, 9800, nil, true},
+		{"stream complete: the total adds up", stream, 9300, new(int64(300)), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			raw := strings.Replace(tc.format, "%d", strconv.FormatInt(tc.total, 10), 1)
+			o := plugintest.Run(t, goose.Plugin, []byte(raw), normalize.Options{Provider: "goose"})
+			u := o.Result.Usage
+			if u == nil || u.InputTokens == nil || *u.InputTokens != 9000 || u.TotalTokens == nil || *u.TotalTokens != tc.total {
+				t.Fatalf("usage %+v; want input 9000, total %d", u, tc.total)
+			}
+			if (u.OutputTokens == nil) != (tc.output == nil) || u.OutputTokens != nil && *u.OutputTokens != *tc.output {
+				t.Errorf("output %s, want %s", show(u.OutputTokens), show(tc.output))
+			}
+			warned := strings.Contains(strings.Join(o.Result.Warnings, "\n"), "output_tokens left out")
+			if warned != tc.warn {
+				t.Errorf("warnings %q; want the output's left out: %v", o.Result.Warnings, tc.warn)
+			}
+		})
+	}
+}

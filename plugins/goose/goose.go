@@ -444,9 +444,9 @@ func (n *normalizer) session(r abi.Value, out *sdk.Out) {
 	// accumulated_usage, an object named as the stream's complete names
 	// them, and the last call's as usage: the struct's, not the row's.
 	if u, ok := countersOf(r, sessionCounters); ok {
-		out.Usage(u, sdk.ModeSet)
+		out.Usage(outputStated(u, out), sdk.ModeSet)
 	} else if u, ok := countersOf(r.Get("accumulated_usage"), streamCounters); ok {
-		out.Usage(u, sdk.ModeSet)
+		out.Usage(outputStated(u, out), sdk.ModeSet)
 	} else if plain := lastCallUsage(r); plain != "" {
 		// The plain counters are the last model call's alone: every
 		// Goose overwrites them with each call's usage
@@ -480,6 +480,24 @@ func countersOf(v abi.Value, names [5]string) (sdk.Usage, bool) {
 	_, in := u.Input.Value()
 	_, o := u.Output.Value()
 	return u, in || o
+}
+
+// outputStated is u, its output left out where its total counts tokens
+// beyond its input and output (sdk.Usage.OutputUnstated), with a warning
+// giving Goose's figures: Goose's Google format counts a call's output
+// as the answer's tokens (candidatesTokenCount) and its total as the
+// API's (totalTokenCount, a thinking model's thoughts included), so
+// every output token is not stated.
+func outputStated(u sdk.Usage, out *sdk.Out) sdk.Usage {
+	o, _ := u.Output.Value()
+	total, _ := u.Total.Value()
+	v, gap := u.OutputUnstated()
+	if gap > 0 {
+		out.Warn("Goose's total of " + strconv.FormatInt(total, 10) + " tokens counts " + strconv.FormatInt(gap, 10) +
+			" beyond its input and its output of " + strconv.FormatInt(o, 10) +
+			" (a thinking model's thoughts, which Goose's Google format leaves out of the output): output_tokens left out")
+	}
+	return v
 }
 
 // lastCallUsage is the plain counters of a session record, as words
