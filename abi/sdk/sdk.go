@@ -301,6 +301,24 @@ func (u Usage) uncached() Int {
 	return N(n)
 }
 
+// OutputUnstated returns u with its output left out when its stated total
+// counts tokens beyond its input and output, and how many (0, u as it is,
+// when the total adds up or one of the three is not stated). Such a
+// provider states the answer's tokens alone and counts the rest (a
+// model's thoughts, which it states nowhere apart) in the total only:
+// every output token, reasoning included, is then not stated, and the
+// answer's part is not passed off as the whole.
+func (u Usage) OutputUnstated() (Usage, int64) {
+	total, okT := u.Total.Value()
+	in, okI := u.Input.Value()
+	o, okO := u.Output.Value()
+	if !okT || !okI || !okO || total <= in+o {
+		return u, 0
+	}
+	u.Output = Int{}
+	return u, total - in - o
+}
+
 // Plus returns the figure-by-figure sum of u and o; a figure is set when
 // either states it (a stated 0 stays a stated 0). The sum's tier is the
 // one both state (or the one of a side that states nothing at all),

@@ -53,6 +53,10 @@
 //     through a capacity commitment: no per-token rate), OpenAI's scale
 //     tier (reserved capacity), a total over requests of several tiers
 //     ("mixed"), a tier no provider names.
+//   - Tokens whose kind is not stated are never priced 0: a usage that
+//     states no output but a total above its input (Gemini CLI's
+//     stream-json result, whose thoughts are in the total only) is not
+//     priced (ok=false; PriceAt's why is "output not stated").
 //   - A rate the table leaves out is charged as the documented fallback
 //     (cache read and five-minute write at the input rate, one-hour write
 //     at the five-minute write): never as free.

@@ -566,7 +566,9 @@ func (t *Table) PriceBatch(model string, u *transcript.Usage, oneRequest bool) (
 // "default", "standard" and "auto" (serviceOf), the batch rates for
 // "batch", FlexPercent of every rate for "flex", the Priority rates for
 // "priority". When ok is false, why says which rate is unknown ("no flex
-// rate", "scale tier: ...") or is "" when the table lacks the model.
+// rate", "scale tier: ...", "output not stated": a total above the
+// input with no output, tokens of a kind not stated) or is "" when the
+// table lacks the model.
 func (t *Table) PriceAt(model string, u *transcript.Usage, oneRequest, isBatch bool) (p Price, why string, ok bool) {
 	svc, why := standard, ""
 	if isBatch {
@@ -609,6 +611,11 @@ func (t *Table) price(model string, u *transcript.Usage, oneRequest bool, svc se
 	}
 	uncached, read, write, write1h, out := v(b.UncachedInputTokens), v(b.CacheReadTokens), v(b.CacheWriteTokens), v(b.CacheWrite1hTokens), v(b.OutputTokens)
 	input := uncached + read + write
+	if b.OutputTokens == nil && b.TotalTokens != nil && *b.TotalTokens > input {
+		// Tokens beyond the input whose kind is not stated (Gemini CLI's
+		// stream-json: thoughts in the total only): not 0 output.
+		return Price{}, "output not stated", false
+	}
 	var p Price
 	r := m.base
 	for _, tr := range m.tiers {

@@ -537,3 +537,38 @@ func TestPriceAtServiceTier(t *testing.T) {
 		})
 	}
 }
+
+// TestPriceOutputUnstated: a usage that states no output but a total
+// above its input counts tokens it does not say the kind of (Gemini
+// CLI's stream-json result: thoughts in the total only): they are not
+// priced as 0 output, the figure is unpriced ("output not stated"), its
+// cost unknown. A usage whose total is its input, or that states no
+// total, says nothing was left out and is priced as before.
+func TestPriceOutputUnstated(t *testing.T) {
+	tbl := Bundled()
+	const model = "gemini-3-flash-preview"
+	cases := []struct {
+		name string
+		u    transcript.Usage
+		why  string // unpriced when set
+	}{
+		{name: "total above input, no output", why: "output not stated",
+			u: transcript.Usage{InputTokens: n(10194), CacheReadTokens: n(7577), TotalTokens: n(10479)}},
+		{name: "total above input and output: priced as stated",
+			u: transcript.Usage{InputTokens: n(10194), CacheReadTokens: n(7577), OutputTokens: n(7), TotalTokens: n(10479)}},
+		{name: "total is the input: nothing left out",
+			u: transcript.Usage{InputTokens: n(1000), TotalTokens: n(1000)}},
+		{name: "no total, no output",
+			u: transcript.Usage{InputTokens: n(1000)}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			for _, one := range []bool{true, false} {
+				_, why, ok := tbl.PriceAt(model, &c.u, one, false)
+				if ok != (c.why == "") || why != c.why {
+					t.Errorf("one request %v: priced %v (why %q), want %v (why %q)", one, ok, why, c.why == "", c.why)
+				}
+			}
+		})
+	}
+}

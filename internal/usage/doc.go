@@ -37,7 +37,10 @@
 //     own long-context tier), else the step's total at the base rates
 //     (Cost.TierUnknown counts them when above a tier). A model the table
 //     lacks is named in Cost.UnpricedModels and adds nothing to MicroUSD:
-//     its cost is unknown, never 0.
+//     its cost is unknown, never 0. So is a figure with tokens of a kind
+//     not stated (no output, a total above the input: Gemini CLI's
+//     stream-json run whose model thought), named "<model> (output not
+//     stated)"; its tokens still count.
 //   - A sub-agent's cost is counted once. Claude Code's stated cost (a
 //     result line's total_cost_usd, a session log's cost-state) is the
 //     process's cost tracker, which counts every call the process made,

@@ -44,6 +44,10 @@ func TestSubRunCostCountedOnce(t *testing.T) {
 			want: parentMicro + childMicro, source: "mixed", childAlone: childMicro},
 		{name: "another provider's stated cost is its own", provider: "opencode", stated: new(0.018), nested: true,
 			want: parentMicro + childMicro, source: "mixed", childAlone: childMicro},
+		// Goose adds a call's usage and cost to the session whose reply
+		// made it; a sub-agent has its own session (plugins/goose doc.go).
+		{name: "goose's stated cost is its session's own: the sub-agent's session is priced", provider: "goose", stated: new(0.018), nested: true,
+			want: parentMicro + childMicro, source: "mixed", childAlone: childMicro},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

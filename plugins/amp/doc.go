@@ -179,7 +179,20 @@
 // inputTokens 0 and files the whole uncached prompt under
 // cacheCreationInputTokens; OpenAI bills no cache write, so for those
 // models that figure is read as uncached input and no cache write is
-// reported (the input total is unchanged). The message carries its
+// reported (the input total is unchanged). The evidence is agentsview's
+// (kenn-io/agentsview 5386007, MIT: docs/internal/session-format-sources.md
+// and internal/parser/amp.go, from real threads): totalInputTokens was
+// the three buckets' sum in 172 of 172 usage records of four threads
+// and three model families, and an OpenAI call's cacheCreationInputTokens
+// is the prompt's uncached remainder beside its cacheReadInputTokens
+// (17920, OpenAI's 128-token blocks, + 735 = 18655 in its gpt-5 fixture),
+// not the whole prompt: the input is the three summed, cached tokens
+// once (TestOpenAIPromptBuckets). Amp's manual and its CLI guide state
+// no usage semantics; no licensed thread file was found to commit. The
+// same source says a thread holds its main agent's calls only: the
+// oracle's, the librarian's and sub-agents' calls are in no thread
+// document, so a Task's child run states none of their tokens (unknown,
+// not counted twice). The message carries its
 // figures and the step's are their sum ("add"). Amp's credits
 // (usage.credits, usageLedger) are not US dollars: no cost is reported.
 //

@@ -96,7 +96,11 @@
 // result's permission_denials), else cancelled, stopped before it
 // finished; reported at that next event (or the end), its output the
 // value when one came. The completion is the terminal event: ok (an error when it says
-// isError), finalText the final answer, its usage the run's, as Anthropic
+// isError), finalText the final answer, its usage the run's (in 0.225
+// the session's inclusive usage, getInclusiveTokenUsage: its Task
+// sub-agents' calls included; their sessions are not children of a
+// recorded run, which the archived session, once synced, supersedes:
+// views.Superseded), as Anthropic
 // names the figures (input_tokens the uncached input), thinking_tokens
 // added to the output as its reasoning part (see Usage). An error event,
 // or a log record the CLI printed among them ({level: "error", error:
@@ -163,7 +167,21 @@
 // and write, outputTokens plus thinkingTokens every output token (Droid
 // counts thinking apart; ccusage prices their sum as output) with
 // thinkingTokens its reasoning part, totalTokens the total as stated.
-// Droid states no cost.
+// Droid states no cost. tokenUsage is the session's own calls: Droid adds
+// each call's usage there (commitTurnTokenUsage) and keeps its Task
+// sub-sessions' apart, childInclusiveTokenUsageBySessionId (each
+// sub-session's inclusive usage) and inclusiveTokenUsage (the two
+// summed), which are not read: a sub-session is a child run with its own
+// tokenUsage, so each token counts once (TestSettingsUsageOwnCalls). So
+// the @factory/cli 0.225 package's code reads (its bundled JavaScript,
+// read, not copied: SessionService's commitTurnTokenUsage,
+// recomputeInclusiveTokenUsage, applyChildInclusiveTokenUsage); no
+// public document or peer says it, and no public settings file with the
+// inclusive fields was found (a peer's Droid reader found by code search
+// counts each settings file's tokenUsage as its session's, which
+// agrees). An older Droid that
+// wrote no inclusive fields is not known to have added a sub-session's
+// usage to its parent's tokenUsage.
 //
 // Sub-agents. The Task tool runs a sub-agent in a session of its own: a
 // file beside its parent's (the same working directory's directory),

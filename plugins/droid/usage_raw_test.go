@@ -5,7 +5,9 @@ package droid_test
 import (
 	"encoding/json"
 	"testing"
+	"time"
 
+	"github.com/twasm/twasm/internal/normalize"
 	"github.com/twasm/twasm/internal/testing/plugintest"
 	"github.com/twasm/twasm/plugins/droid"
 )
@@ -83,4 +85,36 @@ func rawDroidUsage(t *testing.T, _ string, raw []byte) plugintest.RawUsage {
 	u := plugintest.Figures(last.Input, last.CacheRead, last.CacheCreation, out, last.Thinking)
 	u.TotalTokens = last.Total
 	return plugintest.RawUsage{Stated: true, Want: u}
+}
+
+// TestSettingsUsageOwnCalls: a session's settings document holds its
+// own calls' usage in tokenUsage (Droid adds each call's there,
+// commitTurnTokenUsage) and its Task sub-sessions' apart
+// (childInclusiveTokenUsageBySessionId, and inclusiveTokenUsage, the
+// two summed; @factory/cli 0.225). The sub-sessions are child runs with
+// their own tokenUsage, so the parent's usage is tokenUsage alone, never
+// the inclusive figure: each token is counted once.
+func TestSettingsUsageOwnCalls(t *testing.T) {
+	const head = `{"type":"session_start","id":"p1","title":"t","cwd":"/w"}` + "\n" +
+		`{"type":"message","id":"u1","timestamp":"2026-11-28T10:00:00.000Z","message":{"role":"user","content":[{"type":"text","text":"go"}]}}` + "\n" +
+		`{"type":"message","id":"a1","timestamp":"2026-11-28T10:00:03.000Z","message":{"role":"assistant","content":[{"type":"text","text":"done"}]}}` + "\n"
+	for _, tc := range []struct {
+		name, settings string
+		input, output  int64
+	}{
+		{"own usage only", `{"model":"claude-sonnet-4-5","tokenUsage":{"inputTokens":100,"outputTokens":20,"cacheCreationTokens":0,"cacheReadTokens":900,"thinkingTokens":5}}`,
+			1000, 25},
+		{"sub-sessions' usage beside it", `{"model":"claude-sonnet-4-5","tokenUsage":{"inputTokens":100,"outputTokens":20,"cacheCreationTokens":0,"cacheReadTokens":900,"thinkingTokens":5},` +
+			`"childInclusiveTokenUsageBySessionId":{"c1":{"inputTokens":50,"outputTokens":10,"cacheCreationTokens":0,"cacheReadTokens":450,"thinkingTokens":0}},` +
+			`"inclusiveTokenUsage":{"inputTokens":150,"outputTokens":30,"cacheCreationTokens":0,"cacheReadTokens":1350,"thinkingTokens":5}}`,
+			1000, 25},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res := plugintest.Run(t, droid.Plugin, []byte(head+tc.settings+"\n"), normalize.Options{Provider: "droid", Now: func() time.Time { return time.Unix(0, 0) }}).Result
+			u := res.Usage
+			if u == nil || u.InputTokens == nil || u.OutputTokens == nil || *u.InputTokens != tc.input || *u.OutputTokens != tc.output {
+				t.Fatalf("usage %+v; want input %d, output %d", u, tc.input, tc.output)
+			}
+		})
+	}
 }

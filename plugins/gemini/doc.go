@@ -311,10 +311,21 @@
 //
 // Usage. The usage figures follow the transcript's rules: input_tokens
 // counts cached tokens. stream-json result.stats: input_tokens, cached →
-// cache_read, output_tokens, reported in "set" mode (the result is the
-// run's total). Its output_tokens are the model's candidates only: the
-// stream does not state thought tokens (total_tokens minus input and
-// output mixes them with tool-prompt tokens), so they are not guessed. The
+// cache_read, output_tokens, total_tokens, reported in "set" mode (the
+// result is the run's total; summed over stats.models where only those
+// are stated). Its output_tokens are the model's candidates only
+// (gemini-cli's convertToStreamStats, packages/core/src/output/
+// stream-json-formatter.ts at 5411f11, 2026-08: tokens.candidates; the
+// stats have no thoughts or tool field), while total_tokens is the API's
+// total, thoughts and tool-use prompt included: where the total exceeds
+// input + output, the run's output (every output token, reasoning
+// included) is not stated, so output_tokens is left out, a warning gives
+// the stream's figures, and the usage reports price it as unknown
+// (prices: "output not stated"), never as the answer alone. The gap is
+// not taken as thoughts: it mixes them with tool-use prompt tokens,
+// billed as input. Where the total adds up (a model that did not think)
+// or is not stated, output_tokens is kept as stated. The session file of
+// the same run (synced later) states each call's thoughts. The
 // json stats are summed over stats.models: prompt + tool → input, cached
 // → cache_read, candidates + thoughts → output, thoughts → reasoning. A
 // session file's per-message tokens (input + tool, cached, output +

@@ -451,6 +451,7 @@ func (n *normalizer) result(v abi.Value, out *sdk.Out) {
 			u.Total = u.Total.Plus(sdk.IntOf(m.Get("total_tokens")))
 		}
 	}
+	unstatedOutput(&u, out)
 	out.Usage(u, sdk.ModeSet)
 	if n.modelAlias || !n.modelSent {
 		n.model(mainModel(stats.Get("models"), "input_tokens"), out)
@@ -662,4 +663,25 @@ var toolKinds = [...]struct{ name, kind string }{
 	{"smart_edit", "edit"}, {"glob", "search"}, {"search_file_content", "search"}, {"grep", "search"},
 	{"grep_search", "search"}, {"ripgrep", "search"}, {"web_fetch", "fetch"}, {"google_web_search", "fetch"},
 	{"web_search", "fetch"}, {"update_topic", "think"}, {"write_todos", "think"}, {"save_memory", "think"},
+}
+
+// unstatedOutput leaves out the output of a stream-json result whose
+// stated total exceeds its input and output (sdk.Usage.OutputUnstated):
+// the stream's output_tokens are the model's candidates alone
+// (gemini-cli's convertToStreamStats writes tokens.candidates), its
+// total_tokens the API's total, which counts the thoughts and any
+// tool-use prompt besides, neither stated apart. A warning says what the
+// stream stated. Where the total adds up, or is not stated, the output
+// is kept as stated.
+func unstatedOutput(u *sdk.Usage, out *sdk.Out) {
+	o, _ := u.Output.Value()
+	total, _ := u.Total.Value()
+	v, gap := u.OutputUnstated()
+	if gap == 0 {
+		return
+	}
+	out.Warn("gemini stream-json states no thought tokens: output_tokens left out (the stream's " + strconv.FormatInt(o, 10) +
+		" are the answer's alone; its total " + strconv.FormatInt(total, 10) + " is " +
+		strconv.FormatInt(gap, 10) + " above input and answer: thoughts, and any tool-use prompt)")
+	*u = v
 }

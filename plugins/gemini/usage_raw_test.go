@@ -6,6 +6,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -118,6 +119,78 @@ func TestToolUsePromptTokens(t *testing.T) {
 			if *u.InputTokens != 130 || *u.UncachedInputTokens != 110 || *u.OutputTokens != 15 || *u.TotalTokens != 145 {
 				t.Errorf("input %d uncached %d output %d total %d; want 130 (prompt 100 + tool-use prompt 30), 110, 15, 145",
 					*u.InputTokens, *u.UncachedInputTokens, *u.OutputTokens, *u.TotalTokens)
+			}
+		})
+	}
+}
+
+// TestStreamResultThoughtsUnstated: the stream-json result's stats
+// (gemini-cli's convertToStreamStats) state output_tokens as the
+// model's candidates alone and no thought tokens, while total_tokens is
+// the API's total, thoughts (and any tool-use prompt) included. Where the
+// total exceeds input + output, the output the transcript means (every
+// output token, reasoning included) is not stated: output_tokens is left
+// out, never the answer's part passed off as the whole, and a warning
+// says what the stream stated. Where they add up, nothing was left out.
+// The first case's figures are switchboard's resume capture's
+// (gemini-3-flash-preview: 10194 + 7 = 10201, 278 short of 10479).
+func TestStreamResultThoughtsUnstated(t *testing.T) {
+	i := func(n int64) *int64 { return &n }
+	const head = `{"type":"init","timestamp":"2026-01-01T00:00:00.000Z","session_id":"s","model":"gemini-3-flash-preview"}` + "\n" +
+		`{"type":"message","timestamp":"2026-01-01T00:00:01.000Z","role":"user","content":"hi"}` + "\n" +
+		`{"type":"message","timestamp":"2026-01-01T00:00:02.000Z","role":"assistant","content":"ok","delta":true}` + "\n"
+	for _, tc := range []struct {
+		name, stats      string
+		output, total    *int64
+		input, cacheRead int64
+		warn             string // a substring of the one warning wanted, "" for none
+	}{
+		{"thoughts in the total only", `{"total_tokens":10479,"input_tokens":10194,"output_tokens":7,"cached":7577,"input":2617,"duration_ms":2334,"tool_calls":0}`,
+			nil, i(10479), 10194, 7577, "the stream's 7 are the answer's alone"},
+		{"total adds up: no thoughts", `{"total_tokens":10179,"input_tokens":10178,"output_tokens":1,"cached":0,"input":10178,"duration_ms":1021,"tool_calls":0}`,
+			i(1), i(10179), 10178, 0, ""},
+		{"per-model figures only", `{"models":{"gemini-3-flash-preview":{"total_tokens":10479,"input_tokens":10194,"output_tokens":7,"cached":7577,"input":2617}}}`,
+			nil, i(10479), 10194, 7577, "the stream's 7 are the answer's alone"},
+		{"no total: cannot tell", `{"input_tokens":100,"output_tokens":5,"cached":0}`,
+			i(5), nil, 100, 0, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in := head + `{"type":"result","timestamp":"2026-01-01T00:00:03.000Z","status":"success","stats":` + tc.stats + "}\n"
+			res := plugintest.Run(t, gemini.Plugin, []byte(in), normalize.Options{Provider: "gemini", Now: func() time.Time { return time.Unix(0, 0) }}).Result
+			u := res.Usage
+			if u == nil || u.InputTokens == nil || *u.InputTokens != tc.input || u.CacheReadTokens == nil || *u.CacheReadTokens != tc.cacheRead {
+				t.Fatalf("usage %+v; want input %d, cache read %d", u, tc.input, tc.cacheRead)
+			}
+			eq := func(name string, got, want *int64) {
+				switch {
+				case got == nil && want == nil:
+				case got == nil || want == nil || *got != *want:
+					g, w := "absent", "absent"
+					if got != nil {
+						g = strconv.FormatInt(*got, 10)
+					}
+					if want != nil {
+						w = strconv.FormatInt(*want, 10)
+					}
+					t.Errorf("%s %s; want %s", name, g, w)
+				}
+			}
+			eq("output_tokens", u.OutputTokens, tc.output)
+			eq("total_tokens", u.TotalTokens, tc.total)
+			if u.ReasoningTokens != nil {
+				t.Errorf("reasoning_tokens %d; the stream states none", *u.ReasoningTokens)
+			}
+			var found bool
+			for _, w := range res.Warnings {
+				if strings.Contains(w, "thought") {
+					found = tc.warn != "" && strings.Contains(w, tc.warn)
+					if !found {
+						t.Errorf("warning %q; want one containing %q", w, tc.warn)
+					}
+				}
+			}
+			if tc.warn != "" && !found {
+				t.Errorf("warnings %q; want one containing %q", res.Warnings, tc.warn)
 			}
 		})
 	}

@@ -89,7 +89,14 @@
 //     sessions row holds it (id, working_dir, the counters,
 //     model_config instead of model_config_json) and conversation, its
 //     messages in order, each read as a session file's (a copy's
-//     messages from before it was created left out, as below). The
+//     messages from before it was created left out, as below). Goose
+//     since block/goose#9752 (2026-06, cache tokens tracked; 1.4x)
+//     serializes the counters as objects, usage (the last call's) and
+//     accumulated_usage (the session's), named as the stream's complete
+//     names them (input_tokens, output_tokens, total_tokens,
+//     cache_read_input_tokens, cache_write_input_tokens), while
+//     sessions.db keeps its flat columns: accumulated_usage is then the
+//     session's usage, and usage alone only the warning's figures. The
 //     document is one raw line to the host. --format yaml and markdown
 //     are not read.
 //
@@ -146,7 +153,13 @@
 // Usage is as Goose states it, for the whole session: the session's
 // accumulated counters (input, which counts cached tokens, output, cache
 // read and write) and accumulated_cost, set (not added) from each session
-// record. The plain counters (total_tokens, input_tokens,
+// record. Where the total counts tokens beyond the input and output,
+// the output is left out with a warning: Goose's Google format
+// (providers/formats/google.rs get_usage) counts a call's output as the
+// answer's tokens (candidatesTokenCount) and its total as the API's
+// (totalTokenCount), so a thinking Gemini model's thoughts are in the
+// total alone and every output token is not stated (as for the
+// stream's complete event and an export; TestCountersThoughtsUnstated). The plain counters (total_tokens, input_tokens,
 // output_tokens) are the last model call's: Goose overwrites them with
 // each call's usage (update_session_metrics), and an older Goose (its
 // session files before the accumulated counters) kept only those. A
@@ -154,7 +167,23 @@
 // none is reported, and a warning gives the last call's figures.
 // Goose keeps no usage per message. A session whose parent_session_id is
 // set (a sub-agent's) is a child run of its parent's run (the host links
-// them, abi.SQLiteSource's "parent" column) and says so in a warning. The
+// them, abi.SQLiteSource's "parent" column) and says so in a warning.
+// Sub-agents' tokens count once. Since sub-agents have sessions of their
+// own in sessions.db (subagent_handler.rs: create_session, then the
+// sub-agent's reply with a SessionConfig naming that session), each
+// model call's usage is added to the counters of the session whose reply
+// made it (update_session_metrics(session_config.id, ...) in
+// reply_parts.rs, agent/reply.rs), so a parent's counters and cost hold
+// its own calls only, and the usage reports add the child runs' to them
+// (Goose's own client sums a parent and its sub-agents the same way:
+// block/goose#7359). Goose's stated cost is the session's own, not
+// Claude Code's process total (views.StatedCostCountsSubRuns is false
+// for goose). Before sessions.db (session files, mid-2025) a sub-agent
+// had no session: its calls were added to the parent session's file
+// counters (session/storage.rs update_session_metrics_subagent, called
+// from agents/subagent.rs with the parent's SessionConfig), so they are
+// in the parent's run, once; a sub-agent run without a parent session
+// stored its usage nowhere, which no store can give back. The
 // store is a session log (no terminal event): the host derives the
 // status. A store read in the middle of a turn (`twasm sync` reads it
 // while Goose writes) cannot be told from a finished one beyond that

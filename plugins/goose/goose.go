@@ -444,9 +444,14 @@ func (n *normalizer) session(r abi.Value, out *sdk.Out) {
 		out.Warn("a sub-agent session of " + p.String() + " (a child run of its run)")
 	}
 	// Goose's accumulated counters are the session's, over every call:
-	// as Goose states them, its input counting cached tokens.
+	// as Goose states them, its input counting cached tokens. A session
+	// export of Goose since block/goose#9752 (2026-06) holds them as
+	// accumulated_usage, an object named as the stream's complete names
+	// them, and the last call's as usage: the struct's, not the row's.
 	if u, ok := countersOf(r, sessionCounters); ok {
-		out.Usage(u, sdk.ModeSet)
+		out.Usage(outputStated(u, out), sdk.ModeSet)
+	} else if u, ok := countersOf(r.Get("accumulated_usage"), streamCounters); ok {
+		out.Usage(outputStated(u, out), sdk.ModeSet)
 	} else if plain := lastCallUsage(r); plain != "" {
 		// The plain counters are the last model call's alone: every
 		// Goose overwrites them with each call's usage
@@ -482,11 +487,35 @@ func countersOf(v abi.Value, names [5]string) (sdk.Usage, bool) {
 	return u, in || o
 }
 
+// outputStated is u, its output left out where its total counts tokens
+// beyond its input and output (sdk.Usage.OutputUnstated), with a warning
+// giving Goose's figures: Goose's Google format counts a call's output
+// as the answer's tokens (candidatesTokenCount) and its total as the
+// API's (totalTokenCount, a thinking model's thoughts included), so
+// every output token is not stated.
+func outputStated(u sdk.Usage, out *sdk.Out) sdk.Usage {
+	o, _ := u.Output.Value()
+	total, _ := u.Total.Value()
+	v, gap := u.OutputUnstated()
+	if gap > 0 {
+		out.Warn("Goose's total of " + strconv.FormatInt(total, 10) + " tokens counts " + strconv.FormatInt(gap, 10) +
+			" beyond its input and its output of " + strconv.FormatInt(o, 10) +
+			" (a thinking model's thoughts, which Goose's Google format leaves out of the output): output_tokens left out")
+	}
+	return v
+}
+
 // lastCallUsage is the plain counters of a session record, as words
 // ("input 5000, output 200, total 5200"; "" when it has none).
 func lastCallUsage(r abi.Value) string {
+	names := [][2]string{{"input", "input_tokens"}, {"output", "output_tokens"}, {"cache read", "cache_read_tokens"}, {"cache write", "cache_write_tokens"}, {"total", "total_tokens"}}
+	if u := r.Get("usage"); u.Kind() == abi.KindObject {
+		// A session export's usage object (Goose since #9752).
+		r = u
+		names[2][1], names[3][1] = streamCounters[2], streamCounters[3]
+	}
 	var parts []string
-	for _, c := range [][2]string{{"input", "input_tokens"}, {"output", "output_tokens"}, {"cache read", "cache_read_tokens"}, {"cache write", "cache_write_tokens"}, {"total", "total_tokens"}} {
+	for _, c := range names {
 		if v, ok := r.Get(c[1]).Int(); ok {
 			parts = append(parts, c[0]+" "+strconv.FormatInt(v, 10))
 		}

@@ -166,7 +166,7 @@ const resumedWarning = "goose run resumed a session: its counters are the sessio
 // other ends ok.
 func (n *normalizer) complete(v abi.Value, out *sdk.Out) {
 	if u, ok := countersOf(v, streamCounters); ok {
-		out.Usage(u, sdk.ModeSet)
+		out.Usage(outputStated(u, out), sdk.ModeSet)
 		if n.bannerSession == "" {
 			out.Warn(twiceWarning)
 		}
