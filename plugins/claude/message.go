@@ -328,48 +328,50 @@ func (u usage) sdk() sdk.Usage {
 	return s
 }
 
-// figures lists u's counters, for minus and add.
-func (u *usage) figures() [6]*sdk.Int {
-	return [6]*sdk.Int{&u.in, &u.cacheWrite, &u.cacheRead, &u.out, &u.reasoning, &u.cacheWrite1h}
+// each returns u with every figure replaced by f of it and of o's
+// figure of the same kind, the tier t. It copies figure by figure: taking
+// the figures' addresses (a list of pointers to loop over) made TinyGo
+// allocate the usages on the heap, twice a call of close.
+func (u usage) each(o usage, t string, f func(x, y sdk.Int) sdk.Int) usage {
+	return usage{
+		in:           f(u.in, o.in),
+		cacheWrite:   f(u.cacheWrite, o.cacheWrite),
+		cacheRead:    f(u.cacheRead, o.cacheRead),
+		out:          f(u.out, o.out),
+		reasoning:    f(u.reasoning, o.reasoning),
+		cacheWrite1h: f(u.cacheWrite1h, o.cacheWrite1h),
+		tier:         t,
+	}
 }
 
 // positive is u with only its figures above zero: what it adds to a
 // usage that states none of the others.
-func (u usage) positive() usage {
-	p := usage{tier: u.tier}
-	pf := p.figures()
-	for i, f := range u.figures() {
-		if x, ok := f.Value(); ok && x > 0 {
-			*pf[i] = *f
-		}
+func (u usage) positive() usage { return u.each(usage{}, u.tier, positiveFigure) }
+
+func positiveFigure(x, _ sdk.Int) sdk.Int {
+	if v, ok := x.Value(); ok && v > 0 {
+		return x
 	}
-	return p
+	return sdk.Int{}
 }
 
 // minus returns what u states beyond o, figure by figure: a figure u
 // does not state stays unset. The tier is u's.
-func (u usage) minus(o usage) usage {
-	d := usage{tier: u.tier}
-	of, df := o.figures(), d.figures()
-	for i, f := range u.figures() {
-		x, ok := f.Value()
-		if !ok {
-			continue
-		}
-		y, _ := of[i].Value()
-		*df[i] = sdk.N(x - y)
+func (u usage) minus(o usage) usage { return u.each(o, u.tier, minusFigure) }
+
+func minusFigure(x, y sdk.Int) sdk.Int {
+	a, ok := x.Value()
+	if !ok {
+		return sdk.Int{}
 	}
-	return d
+	b, _ := y.Value()
+	return sdk.N(a - b)
 }
 
 // add adds o's figures to u's; the sum's tier is as sdk.Usage.Plus
 // makes it.
 func (u *usage) add(o usage) {
-	u.tier = u.sdk().Plus(o.sdk()).Tier
-	of := o.figures()
-	for i, f := range u.figures() {
-		*f = f.Plus(*of[i])
-	}
+	*u = u.each(o, u.sdk().Plus(o.sdk()).Tier, sdk.Int.Plus)
 }
 
 // msgFor returns the message with provider id (creating it; id may
