@@ -171,9 +171,10 @@
 //     database, is damaged or has another schema is deleted and rebuilt,
 //     and Open says why; an earlier schema that differs from this one by
 //     its SQL indexes alone is migrated in place instead, in one
-//     transaction (migrations: none today, since schema 13's change of
-//     what goes into fts, an injected text once for every run, needs a
-//     rebuild, as 12's, 11's and 10's did). Whose file index.db is is decided
+//     transaction (migrations: none today, since schema 14 reads what
+//     13 did not of every run, the sessions its agent steps name and the
+//     run a rebuild was made from, and needs a rebuild, as 13's change of
+//     what goes into fts did, and 12's, 11's and 10's). Whose file index.db is is decided
 //     before anything writes to it: a link (symbolic or hard) at
 //     index.db or at its -wal or -shm, or a database holding other
 //     tables (read read-only, as an immutable file), is not the index:
