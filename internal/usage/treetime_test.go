@@ -66,14 +66,7 @@ func TestRebuildByTreeTime(t *testing.T) {
 			write(child, orig, "", 5, "")
 			write(rebuilt, "", orig, 30, "")
 			ids := []string{orig, child, rebuilt}
-			rep, err := Build(sources(t, dir, ids, tbl), tbl.Version(), Options{By: BySession})
-			if err != nil {
-				t.Fatal(err)
-			}
-			var got int64
-			if u := rep.Total.Usage; u != nil && u.OutputTokens != nil {
-				got = *u.OutputTokens
-			}
+			_, got := buildOutput(t, sources(t, dir, ids, tbl), tbl, Options{By: BySession})
 			if got != c.want {
 				t.Errorf("output tokens %d, want %d", got, c.want)
 			}
