@@ -20,22 +20,18 @@ import (
 // outcome of each call by its second.
 func reusedRun(t *testing.T) (run Run, want map[int]string) {
 	t.Helper()
-	agent := transcript.FidelityAgentEmitted
 	tool := func(typ transcript.EventType, s int, id, cmd, status string) *transcript.Event {
-		return &transcript.Event{Type: typ, Path: "agent", Timestamp: at(s), Payload: &transcript.ToolPayload{Name: "bash", CallID: id, Command: cmd, Status: status, Fidelity: agent}}
+		return bashEvent(typ, s, 0, id, cmd, status, false)
 	}
-	p := writeRun(t, t.TempDir(), rootID, []*transcript.Event{
-		{Type: transcript.RunStarted, Timestamp: at(0), Payload: &transcript.StepPayload{Name: "s", Kind: transcript.KindWorkflow, Schema: "twasm.transcript/1"}},
-		{Type: transcript.StepStarted, Path: "agent", Timestamp: at(1), Payload: &transcript.StepPayload{Name: "agent", Kind: transcript.KindAgent}},
+	return agentRun(t, 12,
+		agentStepEvent(transcript.StepStarted, 1, 0),
 		tool(transcript.ToolCall, 2, "call_1", "ls", ""), tool(transcript.ToolResult, 3, "call_1", "", transcript.StatusError),
 		tool(transcript.ToolCall, 4, "call_1", "pwd", ""), tool(transcript.ToolResult, 5, "call_1", "", transcript.StatusOK),
 		tool(transcript.ToolCall, 6, "call_2", "a", ""), tool(transcript.ToolCall, 7, "call_2", "b", ""),
 		tool(transcript.ToolResult, 8, "call_2", "", transcript.StatusOK), tool(transcript.ToolResult, 9, "call_2", "", transcript.StatusError),
 		tool(transcript.ToolCall, 10, "call_1", "date", ""),
-		{Type: transcript.StepCompleted, Path: "agent", Timestamp: at(11), Payload: &transcript.StepPayload{Name: "agent", Kind: transcript.KindAgent, Status: "ok"}},
-		{Type: transcript.RunCompleted, Timestamp: at(12), Payload: &transcript.StepPayload{Name: "s", Kind: transcript.KindWorkflow, Status: "ok"}},
-	})
-	return Run{Path: p, Dir: filepath.Dir(p)}, map[int]string{2: "error", 4: "ok", 6: "ok", 7: "error", 10: "dangling"}
+		agentStepEvent(transcript.StepCompleted, 11, 0),
+	), map[int]string{2: "error", 4: "ok", 6: "ok", 7: "error", 10: "dangling"}
 }
 
 // TestDirReusedCallID: the run folder's tool log has one line per call,

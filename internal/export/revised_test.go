@@ -3,7 +3,6 @@ package export
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"maps"
 	"path/filepath"
 	"strings"
@@ -21,37 +20,19 @@ import (
 // want is the outcome of each call by the second it started.
 func revisedRun(t *testing.T) (run Run, want map[int]string) {
 	t.Helper()
-	agent := transcript.FidelityAgentEmitted
-	revised := map[string]json.RawMessage{transcript.RevisedField: json.RawMessage("true")}
-	tool := func(typ transcript.EventType, s, iter int, id, cmd, status string, again bool) *transcript.Event {
-		p := &transcript.ToolPayload{Name: "bash", CallID: id, Command: cmd, Status: status, Fidelity: agent}
-		if again {
-			p.Extra = revised
-		}
-		return &transcript.Event{Type: typ, Path: "agent", Iteration: iter, Timestamp: at(s), Payload: p}
-	}
-	step := func(typ transcript.EventType, s, iter int) *transcript.Event {
-		p := &transcript.StepPayload{Name: "agent", Kind: transcript.KindAgent}
-		if typ == transcript.StepCompleted {
-			p.Status = "ok"
-		}
-		return &transcript.Event{Type: typ, Path: "agent", Iteration: iter, Timestamp: at(s), Payload: p}
-	}
-	p := writeRun(t, t.TempDir(), rootID, []*transcript.Event{
-		{Type: transcript.RunStarted, Timestamp: at(0), Payload: &transcript.StepPayload{Name: "s", Kind: transcript.KindWorkflow, Schema: "twasm.transcript/1"}},
-		step(transcript.StepStarted, 1, 0),
-		tool(transcript.ToolCall, 2, 0, "call_1", "l", "", false),
-		step(transcript.StepCompleted, 3, 0),
-		step(transcript.StepStarted, 4, 1),
-		tool(transcript.ToolCall, 5, 1, "call_1", "ls", "", true),
-		tool(transcript.ToolResult, 6, 1, "call_1", "", transcript.StatusOK, false),
-		tool(transcript.ToolCall, 7, 1, "call_2", "pwd", "", false),
-		tool(transcript.ToolResult, 8, 1, "call_2", "", transcript.StatusError, false),
-		tool(transcript.ToolResult, 9, 1, "call_2", "", transcript.StatusOK, true),
-		step(transcript.StepCompleted, 10, 1),
-		{Type: transcript.RunCompleted, Timestamp: at(11), Payload: &transcript.StepPayload{Name: "s", Kind: transcript.KindWorkflow, Status: "ok"}},
-	})
-	return Run{Path: p, Dir: filepath.Dir(p)}, map[int]string{2: "ok", 7: "ok"}
+	call, result, started, completed := transcript.ToolCall, transcript.ToolResult, transcript.StepStarted, transcript.StepCompleted
+	return agentRun(t, 11,
+		agentStepEvent(started, 1, 0),
+		bashEvent(call, 2, 0, "call_1", "l", "", false),
+		agentStepEvent(completed, 3, 0),
+		agentStepEvent(started, 4, 1),
+		bashEvent(call, 5, 1, "call_1", "ls", "", true),
+		bashEvent(result, 6, 1, "call_1", "", transcript.StatusOK, false),
+		bashEvent(call, 7, 1, "call_2", "pwd", "", false),
+		bashEvent(result, 8, 1, "call_2", "", transcript.StatusError, false),
+		bashEvent(result, 9, 1, "call_2", "", transcript.StatusOK, true),
+		agentStepEvent(completed, 10, 1),
+	), map[int]string{2: "ok", 7: "ok"}
 }
 
 // TestExportsRevised: every export counts a revised call once and keeps

@@ -62,6 +62,10 @@ type linePayload struct {
 	// SupersedesRuns (a run.started's) are the ended runs the run holds
 	// again (lifecycle.SupersedesRunsField), as read: a list of run ids.
 	SupersedesRuns json.RawMessage `json:"supersedes_runs"`
+	// RenormalizedFrom is a run.started's views.RenormalizedFromField:
+	// the run a rebuild by twasm renormalize was made from, as read (a
+	// string names it; anything else names none, as the views read it).
+	RenormalizedFrom json.RawMessage `json:"renormalized_from"`
 	// res is Result as an agent step's result once read (result), by
 	// the tape (lineDecoder.result) or by encoding/json; resRead says
 	// how it went (resOK, resNone; 0: not read yet).
@@ -111,6 +115,8 @@ type lineResult struct {
 	Status   string `json:"status"`
 	Project  string `json:"project"`
 	Cwd      string `json:"cwd"`
+	// SessionID is the agent's session (views.SessionKey).
+	SessionID string `json:"session_id"`
 }
 
 var errNoType = errors.New("missing type")
@@ -336,6 +342,8 @@ func (d *lineDecoder) payload(b []byte, v int, p *linePayload) bool {
 			return once(&seen, 15) && d.raw(b, v, &p.SupersedesRuns)
 		case transcript.RevisedField:
 			return once(&seen, 16) && d.raw(b, v, &p.Revised)
+		case "renormalized_from":
+			return once(&seen, 17) && d.raw(b, v, &p.RenormalizedFrom)
 		}
 		return otherKey(key)
 	})
@@ -366,6 +374,8 @@ func (d *lineDecoder) result(b []byte, v int, p *linePayload) {
 			return once(&seen, 4) && d.str(b, v, &r.Project)
 		case "cwd":
 			return once(&seen, 5) && d.str(b, v, &r.Cwd)
+		case "session_id":
+			return once(&seen, 6) && d.str(b, v, &r.SessionID)
 		}
 		return otherKey(key)
 	})

@@ -134,7 +134,21 @@
 // store's copy of the session was archived (the new run's run.started
 // names it, lifecycle.SupersedesRunsField). The runs stay (view and tree show them
 // as they are, ls --superseded and serve's ?superseded=1 list them); the
-// superseded table notes what each transcript said.
+// superseded table notes what each transcript said. So are the runs
+// views.Superseded finds by what no transcript says of another (Held),
+// as ls, stats and usage leave them out: a run recorded from an agent's
+// output (twasm record) whose every session a top-level run archived
+// from the agent's store holds, and the original of a renormalize
+// rebuild (or the rebuild, when the original's tree was written after
+// it). The index notes what that rule reads of each run (the sessions
+// its agent steps name, the sessions table; the run a rebuild was made
+// from, rebuilt; whether it archives a session, runs.session), and Held
+// applies views.Superseded itself to the runs it can concern (those
+// naming a session a recorded run names too, the rebuilds and their
+// originals) when a listing or a search asks: no run is read, and the
+// answer is the rule's, never a copy of it that could drift.
+// ListQuery.Superseded and Query.Superseded list and find them too
+// (ListedRun.Superseded marks them).
 //
 // Beside the search documents, a derived table caches what a command
 // computes from each whole transcript (ls's listing line and stats'
@@ -157,9 +171,10 @@
 //     database, is damaged or has another schema is deleted and rebuilt,
 //     and Open says why; an earlier schema that differs from this one by
 //     its SQL indexes alone is migrated in place instead, in one
-//     transaction (migrations: none today, since schema 13's change of
-//     what goes into fts, an injected text once for every run, needs a
-//     rebuild, as 12's, 11's and 10's did). Whose file index.db is is decided
+//     transaction (migrations: none today, since schema 14 reads what
+//     13 did not of every run, the sessions its agent steps name and the
+//     run a rebuild was made from, and needs a rebuild, as 13's change of
+//     what goes into fts did, and 12's, 11's and 10's). Whose file index.db is is decided
 //     before anything writes to it: a link (symbolic or hard) at
 //     index.db or at its -wal or -shm, or a database holding other
 //     tables (read read-only, as an immutable file), is not the index:

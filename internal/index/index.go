@@ -19,7 +19,7 @@ import (
 // to this one. A change both an older and a newer twasm read alike is
 // not one: a settled tool call's call id, cleared since schema 10 was
 // first built (docs.call_id), left it at 10.
-const schemaVersion = "13"
+const schemaVersion = "14"
 
 // migration brings an index of one schema version to the next without
 // reading a transcript again: a change of the tables alone (an index of
@@ -27,7 +27,10 @@ const schemaVersion = "13"
 type migration struct{ to, sql string }
 
 // migrations by the version they start from; an index of a version not
-// here (nor this twasm's) is rebuilt. None today: schema 13 indexes an
+// here (nor this twasm's) is rebuilt. None today: schema 14 notes the
+// agent sessions a run's steps name (sessions) and the run a rebuild was
+// made from (rebuilt), which 13 did not read: an index of 13 is rebuilt
+// so that every run has them. Schema 13 indexes an
 // injected text (a system prompt, injected context) once for every run
 // that has it (a row of texts, docs.fid below 0), where 12 gave each run
 // a row of its own: what goes into fts changed, so an index of 12 is
@@ -169,6 +172,22 @@ CREATE INDEX runs_partial ON runs(size) WHERE size < 0;
 -- leaves them and their sub-runs out.
 CREATE TABLE superseded(run_id TEXT NOT NULL, by_run TEXT NOT NULL, src TEXT NOT NULL);
 CREATE INDEX superseded_src ON superseded(src);
+-- sessions: the agent sessions a run's agent steps name, each once, by
+-- their views.SessionKey (provider and session id); key '' says one of
+-- its agent steps names none (views.RunHead.Sessions, Unkeyed). rebuilt:
+-- the run a rebuild by twasm renormalize was made from
+-- (views.RenormalizedFromField). With the runs' session column and the
+-- superseded table they are what views.Superseded decides by (Held): a
+-- run recorded from an agent's output whose sessions a run archived from
+-- the agent's store holds, the original of a rebuild, are left out of
+-- listings and searches as ls, stats and usage leave them out.
+CREATE TABLE sessions(key TEXT NOT NULL, run_id TEXT NOT NULL, PRIMARY KEY(key, run_id)) WITHOUT ROWID;
+CREATE INDEX sessions_run ON sessions(run_id);
+CREATE TABLE rebuilt(run_id TEXT PRIMARY KEY, from_run TEXT NOT NULL) WITHOUT ROWID;
+CREATE INDEX rebuilt_from ON rebuilt(from_run);
+-- runs_recorded: the top-level runs not archived from an agent's store
+-- (recorded, or begun by twasm run), whose sessions Held looks up.
+CREATE INDEX runs_recorded ON runs(run_id) WHERE session = 0 AND parent_run_id = '';
 -- watch: the runs being written, as the change journal says (an open
 -- entry, by its nonce, without its close), and runs found new in a
 -- listing that no journal entry names (nonce 'list:' and the run id),

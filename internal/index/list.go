@@ -23,9 +23,12 @@ type ListQuery struct {
 	Children bool
 	// Superseded lists the runs another holds again (the superseded
 	// table: a sub-agent archived again as a child run, a damaged archive
-	// repaired by sync) and their child runs too; by default they are
-	// left out, as search leaves them out, so that a session is listed
-	// once.
+	// repaired by sync; and Held's: a run recorded from an agent's output
+	// whose session a run archived from the agent's store holds, the
+	// original of a renormalize rebuild) and their child runs too,
+	// marked (ListedRun.Superseded); by default they are left out, as
+	// ls, stats, usage and search leave them out, so that a session is
+	// listed once.
 	Superseded bool
 	// After is the Cursor of the last run of the previous page ("": the
 	// first page).
@@ -55,6 +58,9 @@ type ListedRun struct {
 	// errors (its documents whose own outcome is error; a call and its
 	// result count once).
 	Errors int
+	// Superseded marks a run another holds again, listed because
+	// ListQuery.Superseded asked for it.
+	Superseded bool
 	// Cursor is the key to pass as ListQuery.After for the next page.
 	Cursor string
 }
@@ -63,13 +69,22 @@ type ListedRun struct {
 // more. The key is (started, run_id), so that a run added meanwhile does
 // not shift the next page.
 func (ix *Index) List(ctx context.Context, q ListQuery) ([]ListedRun, bool, error) {
+	held, err := ix.heldJSON(ctx)
+	if err != nil {
+		return nil, false, fmt.Errorf("index: list: %w", err)
+	}
+	// The runs another holds again: left out, or marked when asked for.
+	gone := `run_id IN (` + goneSQL + ` SELECT id FROM gone)`
+	mark := `0`
 	where := []string{"1"}
-	var args []any
+	args := []any{held}
+	if q.Superseded {
+		mark = gone
+	} else {
+		where = append(where, "NOT "+gone)
+	}
 	if !q.Children {
 		where = append(where, "parent_run_id = ''")
-	}
-	if !q.Superseded {
-		where = append(where, `run_id NOT IN (`+goneSQL+` SELECT id FROM gone)`)
 	}
 	if q.Provider != "" {
 		where = append(where, `providers LIKE ? ESCAPE '\'`)
@@ -113,7 +128,7 @@ func (ix *Index) List(ctx context.Context, q ListQuery) ([]ListedRun, bool, erro
 		limit = 50
 	}
 	args = append(args, limit+1)
-	rows, err := ix.db.QueryContext(ctx, `SELECT run_id, name, title, parent_run_id, status, session, final, open_steps, project, started, ended, providers, models, steps, tools, errors
+	rows, err := ix.db.QueryContext(ctx, `SELECT run_id, name, title, parent_run_id, status, session, final, open_steps, project, started, ended, providers, models, steps, tools, errors, `+mark+`
 FROM runs WHERE `+strings.Join(where, " AND ")+` ORDER BY started DESC, run_id LIMIT ?`, args...)
 	if err != nil {
 		return nil, false, fmt.Errorf("index: list: %w", err)
@@ -125,7 +140,7 @@ FROM runs WHERE `+strings.Join(where, " AND ")+` ORDER BY started DESC, run_id L
 		var started, ended int64
 		var final, providers, models string
 		var openSteps int
-		if err := rows.Scan(&r.RunID, &r.Name, &r.Title, &r.Parent, &r.Status, &r.Session, &final, &openSteps, &r.Project, &started, &ended, &providers, &models, &r.Steps, &r.Tools, &r.Errors); err != nil {
+		if err := rows.Scan(&r.RunID, &r.Name, &r.Title, &r.Parent, &r.Status, &r.Session, &final, &openSteps, &r.Project, &started, &ended, &providers, &models, &r.Steps, &r.Tools, &r.Errors, &r.Superseded); err != nil {
 			return nil, false, fmt.Errorf("index: list: %w", err)
 		}
 		r.Open = r.Session && final == "" && openSteps == 0

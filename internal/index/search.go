@@ -55,6 +55,11 @@ type Query struct {
 	// (Results.Next): the hits after it, in the same order, over the
 	// same matches, each hit once across the pages.
 	From *Cursor
+	// Superseded finds the hits of runs another holds again too (see
+	// ListQuery.Superseded), which are left out by default.
+	Superseded bool
+	// held is Held's runs as goneSQL reads them (SearchResults).
+	held string
 }
 
 // DefaultRankAmong is how many matches a search ranks at most when its
@@ -249,7 +254,8 @@ func queryTerms(text string) []queryTerm {
 // model wrote before what the agent's tooling injected, then by
 // relevance, then newest first. A run superseded by another (which holds
 // what it holds again: lifecycle.SupersedesField,
-// lifecycle.SupersededByField) and its sub-runs are left out. Hits of
+// lifecycle.SupersededByField; Held's runs) and its sub-runs are left
+// out, unless Query.Superseded. Hits of
 // the same kind with the same
 // text are folded into the first (Hit.Also), so that text repeated in
 // every session does not fill the list. A query with no words and a
@@ -292,6 +298,12 @@ func (ix *Index) SearchResults(ctx context.Context, q Query) (Results, error) {
 		return fmt.Errorf("index: search: %w", err)
 	}
 	var res Results
+	if !q.Superseded {
+		var err error
+		if q.held, err = ix.heldJSON(ctx); err != nil {
+			return res, fmt.Errorf("index: search: %w", err)
+		}
+	}
 	// Ranking computes the rank of every match before the first row:
 	// when more than among match, the newest among are ranked. A page
 	// after the first ranks what the first did.
@@ -765,9 +777,10 @@ func (q Query) rankAmong() int {
 }
 
 // goneSQL names, as the common table gone(id), the runs another holds
-// again (the superseded table) and their child runs, down every level:
-// what searches and listings leave out.
-const goneSQL = `WITH RECURSIVE gone(id) AS (SELECT run_id FROM superseded
+// again (the superseded table, and Held's runs: its one argument, a JSON
+// array of run ids) and their child runs, down every level: what
+// searches and listings leave out.
+const goneSQL = `WITH RECURSIVE gone(id) AS (SELECT run_id FROM superseded UNION ALL SELECT value FROM json_each(?)
   UNION SELECT r2.run_id FROM runs r2 JOIN gone ON r2.parent_run_id = gone.id)`
 
 // searchWhere is the tables a search reads (docs d and runs r, and fts
@@ -775,9 +788,11 @@ const goneSQL = `WITH RECURSIVE gone(id) AS (SELECT run_id FROM superseded
 // and filters of q (expr the FTS5 expression of the words).
 func searchWhere(q Query, expr string, words bool) (string, string, []any) {
 	// A run another holds again (a superseded sub-agent's run, an
-	// interrupted archive of a session archived whole elsewhere) and its
-	// sub-runs are left out: each thing said is found once.
-	where := []string{`d.rid NOT IN (` + goneSQL + ` SELECT g.rid FROM runs g WHERE g.run_id IN (SELECT id FROM gone))`}
+	// interrupted archive of a session archived whole elsewhere, a
+	// recorded run whose session an archived run holds, the original of
+	// a rebuild: Held) and its sub-runs are left out, unless asked for:
+	// each thing said is found once.
+	where := []string{"1"}
 	var args []any
 	from := `docs d`
 	if words {
@@ -785,8 +800,12 @@ func searchWhere(q Query, expr string, words bool) (string, string, []any) {
 		// those sharing it (docs.fid: the text its run repeats, or an
 		// injected text every run that has it shares, a row of texts).
 		from = `fts JOIN docs d ON (d.id = fts.rowid OR d.fid = fts.rowid)`
-		where = append([]string{"fts MATCH ?"}, where...)
+		where = []string{"fts MATCH ?"}
 		args = append(args, expr)
+	}
+	if !q.Superseded {
+		where = append(where, `d.rid NOT IN (`+goneSQL+` SELECT g.rid FROM runs g WHERE g.run_id IN (SELECT id FROM gone))`)
+		args = append(args, cmp.Or(q.held, "[]"))
 	}
 	from += ` JOIN runs r ON r.rid = d.rid`
 	status := `CASE WHEN d.status != '' THEN d.status ELSE r.status END`

@@ -23,6 +23,7 @@ import (
 	"github.com/twasm/twasm/internal/jsonstr"
 	"github.com/twasm/twasm/internal/regfile"
 	"github.com/twasm/twasm/internal/runid"
+	"github.com/twasm/twasm/internal/views"
 	"github.com/twasm/twasm/transcript"
 )
 
@@ -792,6 +793,8 @@ func removeTx(ctx context.Context, tx *sql.Tx, id string) error {
 		`DELETE FROM docs WHERE rid = (SELECT rid FROM runs WHERE run_id = ?)`,
 		`DELETE FROM runs WHERE run_id = ?`,
 		`DELETE FROM superseded WHERE src = ?`,
+		`DELETE FROM sessions WHERE run_id = ?`,
+		`DELETE FROM rebuilt WHERE run_id = ?`,
 	} {
 		if _, err := tx.ExecContext(ctx, q, id); err != nil {
 			return fmt.Errorf("index: remove %s: %w", id, err)
@@ -1044,6 +1047,8 @@ type writer struct {
 	// flushed says the documents of the run read before this read of a
 	// grown file are in docs, where textRowSQL finds them (shared).
 	flushed bool
+	// sessions are the session keys noted in this read (session).
+	sessions map[string]bool
 }
 
 // textKey is what makes two documents of a run one fts row: their
@@ -1427,6 +1432,12 @@ func (w *writer) event(ctx context.Context, ev *line, t time.Time, off int64, st
 	case transcript.RunStarted:
 		r.name, r.parent, r.started = p.Name, ev.ParentRunID, ts
 		r.session = len(p.Source) > 0 && string(p.Source) != "null"
+		var from string
+		if json.Unmarshal(p.RenormalizedFrom, &from) == nil && from != "" {
+			if _, err := w.tx.ExecContext(ctx, `INSERT OR IGNORE INTO rebuilt(run_id, from_run) VALUES(?, ?)`, r.id, from); err != nil {
+				return fmt.Errorf("index: %w", err)
+			}
+		}
 		if len(p.SupersedesRuns) > 0 {
 			var old []string
 			_ = json.Unmarshal(p.SupersedesRuns, &old) // a list that does not read names none
@@ -1461,6 +1472,11 @@ func (w *writer) event(ctx context.Context, ev *line, t time.Time, off int64, st
 			}
 			if p.Kind == string(transcript.KindAgent) && !strings.Contains(ev.Path, ".") {
 				r.partStatus = cmp.Or(res.Status, p.Status, transcript.StatusOK)
+			}
+			if p.Kind == string(transcript.KindAgent) {
+				if err := w.session(ctx, res); err != nil {
+					return err
+				}
 			}
 		}
 	case transcript.MessageUser, transcript.MessageAssistant:
@@ -1671,6 +1687,27 @@ func (w *writer) superseded(ctx context.Context, run, by string) error {
 	if _, err := w.tx.ExecContext(ctx, `INSERT INTO superseded(run_id, by_run, src) VALUES(?, ?, ?)`, run, by, w.run.id); err != nil {
 		return fmt.Errorf("index: %w", err)
 	}
+	return nil
+}
+
+// session notes the agent session an agent step's result names
+// (views.SessionKey), or the empty key when it names none (views.RunHead's
+// Sessions and Unkeyed), each once.
+func (w *writer) session(ctx context.Context, res lineResult) error {
+	key := ""
+	if res.SessionID != "" {
+		key = views.SessionKey(res.Provider, res.SessionID)
+	}
+	if w.sessions[key] {
+		return nil
+	}
+	if _, err := w.tx.ExecContext(ctx, `INSERT OR IGNORE INTO sessions(key, run_id) VALUES(?, ?)`, key, w.run.id); err != nil {
+		return fmt.Errorf("index: %w", err)
+	}
+	if w.sessions == nil {
+		w.sessions = map[string]bool{}
+	}
+	w.sessions[key] = true
 	return nil
 }
 

@@ -22,7 +22,8 @@
 // # Invariants
 //
 //   - A session is counted once: a run a renormalize rebuild stands for
-//     (views.Superseded) is left out, and so is a run another supersedes
+//     (views.Superseded, deciding by the time of each run's tree, its
+//     file's and its child runs', as ls and stats do) is left out, and so is a run another supersedes
 //     and its own child runs, as stats and ls leave them out; a run
 //     recorded from an agent's output whose sessions a run archived from
 //     the agent's store holds (Ledger.Sessions, Ledger.Archived:

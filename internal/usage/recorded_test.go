@@ -65,17 +65,24 @@ func TestRecordedAndArchived(t *testing.T) {
 			for _, id := range ids { // the index keeps ledgers in their binary form
 				src.Ledgers[id] = binaryLedger(t, src.Ledgers[id])
 			}
-			rep, err := Build(src, tbl.Version(), Options{By: BySession})
-			if err != nil {
-				t.Fatal(err)
-			}
-			var got int64
-			if u := rep.Total.Usage; u != nil && u.OutputTokens != nil {
-				got = *u.OutputTokens
-			}
+			rep, got := buildOutput(t, src, tbl, Options{By: BySession})
 			if got != c.want {
 				t.Errorf("output tokens %d, want %d (sessions %d, superseded %d)", got, c.want, rep.Total.Sessions, rep.Superseded)
 			}
 		})
 	}
+}
+
+// buildOutput builds the report of src and returns it with the output
+// tokens of its total.
+func buildOutput(t *testing.T, src Sources, tbl *prices.Table, opt Options) (*Report, int64) {
+	t.Helper()
+	rep, err := Build(src, tbl.Version(), opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u := rep.Total.Usage; u != nil && u.OutputTokens != nil {
+		return rep, *u.OutputTokens
+	}
+	return rep, 0
 }

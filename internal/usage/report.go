@@ -193,7 +193,8 @@ func ByCost(gs []Group) {
 }
 
 // Sources are the runs a report reads: their ledgers by run id, and each
-// run's file time (for views.Superseded).
+// run's file time (for views.Superseded, which Build gives a run's tree
+// time: the latest of its file's and its child runs', as ls and stats).
 type Sources struct {
 	IDs     []string
 	Ledgers map[string]*Ledger
@@ -239,9 +240,22 @@ func Build(src Sources, table string, opt Options) (*Report, error) {
 		heads[id] = views.RunHead{RunID: l.RunID, ParentRunID: l.ParentRunID, RenormalizedFrom: l.RenormalizedFrom, SupersedesRuns: l.SupersedesRuns,
 			SupersededBy: l.SupersededBy, Archived: l.Archived, Sessions: l.Sessions, Unkeyed: l.Unkeyed}
 	}
-	modTime := src.ModTime
-	if modTime == nil {
-		modTime = func(string) time.Time { return time.Time{} }
+	fileTime := src.ModTime
+	if fileTime == nil {
+		fileTime = func(string) time.Time { return time.Time{} }
+	}
+	// A tree's time, as ls and stats take it (views.TreeTime): its
+	// file's and its child runs' latest.
+	modTime := func(id string) time.Time {
+		t := fileTime(id)
+		if l := src.Ledgers[id]; l != nil && l.LoadErr == "" {
+			for _, m := range ledgerTree(l, src.Ledgers) {
+				if mt := fileTime(m.RunID); mt.After(t) {
+					t = mt
+				}
+			}
+		}
+		return t
 	}
 	rebuilt := views.Superseded(heads, modTime)
 	groups := map[string]*Group{}

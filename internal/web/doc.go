@@ -11,7 +11,11 @@
 //     calls and errors (index), and its tokens and cost with its child
 //     runs' as ls counts them (views.SummarizeDigests over the digests
 //     the index caches). Open runs (archived sessions that may grow) are
-//     marked.
+//     marked. A run another holds again is left out as ls leaves it out
+//     (index.ListQuery.Superseded: views.Superseded's rule, among them a
+//     run recorded from an agent's output whose session sync archived);
+//     ?superseded=1 (a checkbox of the filters) lists it, marked, as ls
+//     --superseded. Its own page opens either way.
 //   - /s/RUN is a run's page, rendered by package export's HTML renderer
 //     (the one export html uses: HTMLOptions.Page changes only the page's
 //     frame, the anchors #seq-N and child runs linked to their own
@@ -29,7 +33,8 @@
 //     20,000-event run's page took 231-251 CPU-ms to serve with every
 //     event decoded whole, 41-42 with outlines.
 //   - /search is twasm search with its filters (--project as the
-//     list's project values: that directory or below it); each hit
+//     list's project values: that directory or below it; superseded=1
+//     as --superseded: the hits of runs another holds again too); each hit
 //     links to its run's page at its event. A page of hits whose words
 //     and filters match more messages than the index ranks
 //     (index.DefaultRankAmong) says its hits were ranked among the

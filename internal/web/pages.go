@@ -128,7 +128,9 @@ type listPage struct {
 
 // list is the sessions page: every top-level run newest first, a page at
 // a time from the index, with the run's tokens and cost as ls counts
-// them (its digest and its child runs', from the index's cache).
+// them (its digest and its child runs', from the index's cache). A run
+// another holds again (index.ListQuery.Superseded: what ls leaves out)
+// is listed, marked, only with ?superseded=1, as ls --superseded.
 func (s *Server) list(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	version := s.dirVersion()
@@ -273,7 +275,8 @@ func (s *Server) search(w http.ResponseWriter, r *http.Request) {
 	page.Facets = s.facets(ctx, s.masker())
 	iq := index.Query{Text: q.Get("q"), Provider: q.Get("provider"), Model: q.Get("model"), Status: q.Get("status"),
 		Run: q.Get("run"), Tool: q.Get("tool"), Kind: q.Get("type"), Role: q.Get("role"), Limit: searchPageSize,
-		Every: q.Get("every") != "", MarkOpen: markOpen, MarkClose: markClose, WithText: s.opts.Redact, RankAmong: s.rankAmong}
+		Every: q.Get("every") != "", MarkOpen: markOpen, MarkClose: markClose, WithText: s.opts.Redact, RankAmong: s.rankAmong,
+		Superseded: q.Get("superseded") != ""}
 	if n, err := strconv.Atoi(q.Get("limit")); err == nil && n > 0 {
 		iq.Limit = min(n, maxSearchHits)
 	}

@@ -59,11 +59,13 @@ else priced from the price table in force (twasm prices); "?" when no
 figure is known (a model the table lacks), "+?" after a part. Child runs themselves (sub-agents,
 sub-workflows) are listed only with --children. A run another stands for
 is listed only with --superseded, so that a session is listed once as
-stats and usage count it once: the original of a renormalize rebuild
-(unless it was written after the rebuild), an archive sync found
-damaged and made again, and a session's run ended before the agent's
-other store's copy of it was archived (an older Cursor's workspace
-composer, later in its global database); --json then states
+stats, usage, search and serve count and find it once: the original of a
+renormalize rebuild (unless it was written after the rebuild), an archive
+sync found damaged and made again, a session's run ended before the
+agent's other store's copy of it was archived (an older Cursor's workspace
+composer, later in its global database), and a run recorded from an
+agent's output (twasm record of claude -p, codex exec --json, ...) whose
+session sync or import archived from the agent's store; --json then states
 "superseded_by", the rebuild's "renormalized_from", or the standing
 run's "supersedes_runs". An archived agent session
 (twasm sync) stays open while it may grow: its status is its latest

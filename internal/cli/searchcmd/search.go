@@ -69,10 +69,15 @@ is bm25 over each run's distinct texts: a text a run repeats verbatim
 (an answer said again, the same tool output) counts once, a system prompt or
 injected context once in the whole index however many sessions were sent
 it, and each place it was said is still a hit. A run that
-another holds again is left out, with its sub-runs: the sub-agents' runs of
+another holds again is left out, with its sub-runs, as ls, stats and usage
+leave it out, so that a session is found once: the sub-agents' runs of
 an archive a killed sync or import left unfinished, which the next one
-archived again, and such an archive of a session that is archived whole in
-another run. Exit 1 when nothing matches, as grep does.`,
+archived again, such an archive of a session that is archived whole in
+another run, a run recorded from an agent's output (twasm record) whose
+session twasm sync archived from the agent's store, and the original of a
+renormalize rebuild (unless it was written after the rebuild). --superseded
+finds them too (ls --superseded lists them). Exit 1 when nothing matches,
+as grep does.`,
 		Example: `  twasm search "permission denied"
   twasm search --tool Bash --status error pytest
   twasm search --tool Bash --status error --since yesterday
@@ -113,6 +118,7 @@ another run. Exit 1 when nothing matches, as grep does.`,
 	fl.IntVar(&q.Limit, "limit", 20, "at most this many hits (0: no limit)")
 	fl.BoolVar(&q.Raw, "fts", false, "QUERY is an SQLite FTS5 expression")
 	fl.BoolVar(&q.Every, "every", false, "list every hit, none folded into another with the same text")
+	fl.BoolVar(&q.Superseded, "superseded", false, "find in runs another run stands for too (a recorded run whose session sync archived, renormalized originals, repaired archives)")
 	fl.BoolVar(&opts.JSON, "json", false, "one JSON object per hit")
 	return cmd
 }

@@ -3,12 +3,15 @@ package searchcmd
 import (
 	"context"
 	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/twasm/twasm/internal/index"
 	"github.com/twasm/twasm/internal/testing/cmdtest"
+	"github.com/twasm/twasm/internal/testing/viewstest"
 )
 
 // A hit's run is called as ls calls it: by its first prompt where twasm
@@ -100,5 +103,42 @@ func TestWindowFromClock(t *testing.T) {
 		if err != nil || !since.Equal(tc.wantSince) || !until.Equal(tc.until) {
 			t.Errorf("%q: %v, since %v until %v, want %v and %v", tc.argv, err, since, until, tc.wantSince, tc.until)
 		}
+	}
+}
+
+// TestSearchFindsSessionOnce: a claude session recorded (twasm record)
+// and synced from claude's store is found once, in the synced run, as
+// ls, stats and usage count it once; --superseded finds it in both.
+// Before, both runs' prompts were found (one folded into the other).
+func TestSearchFindsSessionOnce(t *testing.T) {
+	recorded, synced := viewstest.RunID(0x71), viewstest.RunID(0x72)
+	for _, tc := range []struct {
+		argv string
+		want []string
+	}{
+		{"--json --every xylophone", []string{synced}},
+		{"--json xylophone", []string{synced}},
+		{"--json --every --superseded xylophone", []string{recorded, synced}},
+		{"--json --every --project /work/app module", []string{synced}},
+	} {
+		t.Run(tc.argv, func(t *testing.T) {
+			env := cmdtest.New(t)
+			viewstest.WriteFile(t, filepath.Join(env.Dir, recorded+".jsonl"), viewstest.ClaudeTwice(t, recorded, "s-7", false).Bytes(t))
+			viewstest.WriteFile(t, filepath.Join(env.Dir, synced+".jsonl"), viewstest.ClaudeTwice(t, synced, "s-7", true).Bytes(t))
+			if err := cmdtest.Parse(NewCmdSearch(env.F, nil), tc.argv); err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, h := range cmdtest.JSONLines[index.Hit](t, env.Out.Bytes()) {
+				got = append(got, h.RunID)
+				if h.Also != 0 {
+					t.Errorf("a hit folds %d more with the same text", h.Also)
+				}
+			}
+			slices.Sort(got)
+			if !slices.Equal(got, tc.want) {
+				t.Fatalf("hits in %v, want %v", got, tc.want)
+			}
+		})
 	}
 }

@@ -99,29 +99,12 @@ func ampCalls(t *testing.T, path string) (calls, results map[string][]string, st
 	t.Helper()
 	clitest.Validate(t, path)
 	calls, results = map[string][]string{}, map[string][]string{}
-	var pairs transcript.Pairer
-	for _, ev := range clitest.ReadRun(t, path) {
-		_, again, _ := pairs.Feed(ev)
-		switch ev.Type {
-		case transcript.ToolCall:
-			id := ev.Tool().CallID
-			if again && len(calls[id]) > 0 {
-				calls[id][len(calls[id])-1] = string(ev.Tool().Input)
-				break
-			}
-			calls[id] = append(calls[id], string(ev.Tool().Input))
-		case transcript.ToolResult:
-			id := ev.Tool().CallID
-			if again && len(results[id]) > 0 {
-				results[id][len(results[id])-1] = ev.Tool().Status
-				break
-			}
-			results[id] = append(results[id], ev.Tool().Status)
-		case transcript.StepCompleted:
-			if res, err := ev.Step().AgentResult(); err == nil && res != nil {
-				status = res.Status
-			}
+	r := readPaired(t, path)
+	for _, c := range r.Calls {
+		calls[c.ID] = append(calls[c.ID], c.Input)
+		if c.Answered {
+			results[c.ID] = append(results[c.ID], c.Status)
 		}
 	}
-	return calls, results, status
+	return calls, results, r.Status
 }

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/twasm/twasm/internal/testing/clitest"
-	"github.com/twasm/twasm/transcript"
 )
 
 // TestSyncClineCallChangedInPlace: a Cline task folder whose
@@ -68,45 +67,27 @@ func TestSyncClineCallChangedInPlace(t *testing.T) {
 			write(c.second, 30*time.Minute)
 			syncGrown(t, h, dir, "sync after the change", run)
 
-			var pairs transcript.Pairer
-			var inputs, outputs []string // by call number, the latest
-			var numbers []int            // the numbers of the call id's calls
-			var dangling []string
-			for _, ev := range clitest.ReadRun(t, clitest.TranscriptPath(h.Stor, run)) {
-				if ev.Type == transcript.StepCompleted {
-					if r, err := ev.Step().AgentResult(); err == nil && r != nil {
-						dangling = r.Dangling // the last part's
-					}
-				}
-				n, again, ok := pairs.Feed(ev)
-				p := ev.Tool()
-				switch {
-				case !ok:
-				case ev.Type == transcript.ToolCall && again:
-					inputs[n] = string(p.Input)
-				case ev.Type == transcript.ToolCall:
-					inputs, outputs = append(inputs, string(p.Input)), append(outputs, "")
-					if p.CallID == id {
-						numbers = append(numbers, n)
-					}
-				default:
-					outputs[n] = p.Output
+			r := readPaired(t, clitest.TranscriptPath(h.Stor, run))
+			var numbers []int // the numbers of the call id's calls
+			for n, c := range r.Calls {
+				if c.ID == id {
+					numbers = append(numbers, n)
 				}
 			}
 			if len(numbers) != 1 {
 				t.Fatalf("calls of %s counted: %d, want 1", id, len(numbers))
 			}
-			if n := numbers[0]; inputs[n] != c.input || outputs[n] != c.output {
-				t.Errorf("call %s: input %s, output %q; want %s, %q", id, inputs[n], outputs[n], c.input, c.output)
+			if call := r.Calls[numbers[0]]; call.Input != c.input || call.Output != c.output {
+				t.Errorf("call %s: input %s, output %q; want %s, %q", id, call.Input, call.Output, c.input, c.output)
 			}
-			if d := pairs.Dangling(); len(d) != 0 {
-				t.Errorf("calls dangling by the Pairer: %v", d)
+			if r.PairerDangling != 0 {
+				t.Errorf("calls dangling by the Pairer: %d", r.PairerDangling)
 			}
-			if len(dangling) != 0 {
-				t.Errorf("the last part's step result lists dangling calls %v", dangling)
+			if len(r.Dangling) != 0 {
+				t.Errorf("the last part's step result lists dangling calls %v", r.Dangling)
 			}
-			if pairs.Calls() != c.calls {
-				t.Errorf("calls counted: %d, want %d", pairs.Calls(), c.calls)
+			if len(r.Calls) != c.calls {
+				t.Errorf("calls counted: %d, want %d", len(r.Calls), c.calls)
 			}
 		})
 	}

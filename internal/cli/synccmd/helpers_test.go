@@ -321,6 +321,20 @@ func wantRenormalized(t *testing.T, h *clitest.Home, id string) string {
 	return sum.New
 }
 
+// validLinked counts the child runs the run at path links (a
+// step.call_workflow.started naming one), each checked valid.
+func validLinked(t *testing.T, h *clitest.Home, path string) int {
+	t.Helper()
+	linked := 0
+	for _, ev := range clitest.ReadRun(t, path) {
+		if ev.Type == transcript.StepCallWorkflowStarted && ev.ChildRunID != "" {
+			linked++
+			clitest.Validate(t, clitest.TranscriptPath(h.Stor, ev.ChildRunID))
+		}
+	}
+	return linked
+}
+
 // wantLinkedIn checks that run child is a child run of run parent, its
 // only one, linked at path in part iteration; both runs valid.
 func wantLinkedIn(t *testing.T, h *clitest.Home, parent, child, path string, iteration int) {

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/twasm/twasm/internal/testing/clitest"
-	"github.com/twasm/twasm/transcript"
 )
 
 // TestSyncKimi: a home directory with a Kimi Code session in its default
@@ -73,14 +72,7 @@ func TestSyncKimi(t *testing.T) {
 	// code, the missing file an error, the turn's failure the status.
 	codeRun := clitest.TranscriptPath(h.Stor, got0(t, got["grown"]))
 	code := tallyRun(t, codeRun)
-	linked := 0
-	for _, ev := range clitest.ReadRun(t, codeRun) {
-		if ev.Type == transcript.StepCallWorkflowStarted && ev.ChildRunID != "" {
-			linked++
-			clitest.Validate(t, clitest.TranscriptPath(h.Stor, ev.ChildRunID))
-		}
-	}
-	if linked != 1 {
+	if linked := validLinked(t, h, codeRun); linked != 1 {
 		t.Errorf("kimi code run: %d child runs linked, want the sub-agent's journal", linked)
 	}
 	if len(code.parts) != 2 || len(code.calls) != 2 || code.responses != 2 {
@@ -109,13 +101,7 @@ func TestSyncKimi(t *testing.T) {
 	if r := cli.results["Agent:0"]; r == nil || r.Status != "ok" {
 		t.Errorf("the sub-agent's call: %+v", r)
 	}
-	children := 0
-	for _, ev := range clitest.ReadRun(t, clitest.TranscriptPath(h.Stor, id)) {
-		if ev.Type == transcript.StepCallWorkflowStarted && ev.ChildRunID != "" {
-			children++
-			clitest.Validate(t, clitest.TranscriptPath(h.Stor, ev.ChildRunID))
-		}
-	}
+	children := validLinked(t, h, clitest.TranscriptPath(h.Stor, id))
 	if p := cli.parts[0]; children != 1 || p.SessionID != "9b2e7c4d-1f3a-4e5b-8c6d-7a8b9c0d1e2f" || cli.output != 134 {
 		t.Errorf("kimi cli run: %d child runs, session %q, output %d (want 1, the directory's name, 134)", children, p.SessionID, cli.output)
 	}
