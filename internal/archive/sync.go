@@ -812,11 +812,15 @@ func (a *Archiver) writePart(ctx context.Context, out Outcome, ps partSource, pr
 		// or import to end it (Recover).
 		rs.Supersedes = l.legacy
 	}
+	legacy := "" // a legacy run beside the damaged run a repair replaces: ended after it
 	if rs.replace != "" {
 		// The damaged run a repair archives again, noted the same way
 		// (and in run.started, SourceRef.Repair): a kill before it is
 		// ended leaves the next sync or import to end it, as the
 		// repair would have (supersede).
+		if rs.Supersedes != rs.replace {
+			legacy = rs.Supersedes
+		}
 		rs.Supersedes, rs.Repair = rs.replace, true
 	}
 	e := Entry{Head: head, Provider: provider, Path: ps.name(), Size: size, ModTime: mtime.UnixNano(), Redact: redactOn, Pending: true, Resume: rs}
@@ -1026,6 +1030,11 @@ func (a *Archiver) writePart(ctx context.Context, out Outcome, ps partSource, pr
 	if supersedes != "" {
 		if err := a.supersede(ctx, e.RunID, supersedes, rs.Repair); err != nil {
 			return fail(err)
+		}
+		if legacy != "" {
+			if err := a.supersede(ctx, e.RunID, legacy, false); err != nil {
+				return fail(err)
+			}
 		}
 	}
 	out.Status, out.Result = res.Status, res
