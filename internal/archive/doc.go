@@ -744,9 +744,23 @@
 // it twice. So stats, usage and the index count the session once; ls
 // still lists the old run, ended. A run whose file is gone or changed,
 // or whose sub-agent files' runs could not be archived again, is kept as
-// it is and reported (ActionDamaged); the agents' files are only read. A
-// repair cut short by a kill after the new run was written is finished
-// by the next one without archiving the session a third time (holderOf).
+// it is and reported (ActionDamaged); the agents' files are only read.
+// A repair is killable at any moment, and the next sync finishes it, a
+// plain one as much as a repair: the new run's run.started names the
+// damaged run it supersedes (SourceRef.Supersedes, SourceRef.Repair) and
+// its ledger entry notes it (Resume.Supersedes, Resume.Repair) until
+// that run is ended, so that a kill after the new run's part and before
+// the damaged run's end, the ledger kept or rebuilt, leaves the next
+// sync or import to end it as the repair would have (Recover,
+// supersede: its sub-agent files' runs first, superseded by the new
+// run), once. A sub-agent file whose run a repair ended, superseded by
+// its session's new run, before the kill let it archive the file again
+// is held by no run of its own (orphanedOf): the next sync archives it
+// again, whole, as a child run of its session's run. A kill before the
+// new run's first part completed leaves it holding nothing: it is ended
+// as cancelled, superseded by the damaged run, which stays as it was
+// until a repair. The next repair finishes one too, without archiving
+// the session a third time (holderOf).
 // A session folder is repaired the same way when each of its files still
 // holds what the run read of it (a JSON document: unchanged since), its
 // files read whole into the new run; database, older file tree and

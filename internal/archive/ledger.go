@@ -175,6 +175,12 @@ type Resume struct {
 	// the next sync or import ends the other first (Recover), so that the
 	// session is never left live in both runs.
 	Supersedes string `json:"supersedes,omitempty"`
+	// Repair marks a Supersedes that is a run whose raw capture is
+	// damaged, archived again by `sync --repair` (replace): it is ended
+	// as the repair ends it ([Archiver.replaced]: its sub-agent files'
+	// runs with it, each superseded by this run, whose sync archives
+	// those files again as its child runs: orphanedOf).
+	Repair bool `json:"repair,omitempty"`
 	// link, for the first part of a sub-agent file's run, is where the
 	// run is linked (not kept: once begun, the run names its parent).
 	link *fileLink
@@ -243,6 +249,9 @@ type Interrupted struct {
 	// superseded by it, or, when the run holds nothing, it is ended
 	// superseded by that run (Recover).
 	Supersedes string
+	// Repair says Supersedes is a damaged run that the run archives
+	// again (Resume.Repair, SourceRef.Repair).
+	Repair bool
 }
 
 // LedgerFile is the ledger's path under the storage root.
@@ -319,7 +328,7 @@ func OpenLedger(root string, readOnly bool) (l *Ledger, rebuilt string, err erro
 				// Killed after the part that archives a run again was
 				// whole and before the ledger noted it: that run is still
 				// to be ended, superseded by this one (Recover).
-				ne.Resume = &Resume{Supersedes: e.Resume.Supersedes}
+				ne.Resume = &Resume{Supersedes: e.Resume.Supersedes, Repair: e.Resume.Repair}
 				l.supersede = append(l.supersede, ne.RunID)
 			}
 			if err := l.runs.put(ne); err != nil {
@@ -918,13 +927,17 @@ func (l *Ledger) rebuild(tdir string) error {
 	if err != nil {
 		return fmt.Errorf("ledger: rebuild: %w", err)
 	}
-	var links [][2]string // child run, the run it holds again
+	var links [][2]string        // child run, the run it holds again
+	repairs := map[string]bool{} // the runs that archive a damaged run again (SourceRef.Repair)
 	for _, d := range ents {
 		if !strings.HasSuffix(d.Name(), ".jsonl") {
 			continue
 		}
 		e, info, err := readTranscript(filepath.Join(tdir, d.Name()))
 		links = append(links, info.supersedes...)
+		if info.repair && e != nil {
+			repairs[e.RunID] = true
+		}
 		if err != nil || e == nil || e.Parts == 0 && info.finished {
 			continue
 		}
@@ -947,18 +960,21 @@ func (l *Ledger) rebuild(tdir string) error {
 	// it (Interrupted.Supersedes).
 	for _, ln := range links {
 		c, o := l.runs.byRun(ln[0]), l.runs.byRun(ln[1])
-		if c == nil || o == nil || o.Closed || c.Closed || c.Path != o.Path || c.RunID == o.RunID {
+		// A damaged run a repair archives again may have ended before
+		// (an import's): it is still to end superseded while no run
+		// supersedes it.
+		if c == nil || o == nil || o.Closed && !repairs[c.RunID] || o.SupersededBy != "" || c.Closed || c.Path != o.Path || c.RunID == o.RunID {
 			continue
 		}
 		if it, ok := l.interrupted[c.RunID]; ok {
-			it.Supersedes = o.RunID
+			it.Supersedes, it.Repair = o.RunID, repairs[c.RunID]
 			l.interrupted[c.RunID] = it
 			continue
 		}
 		if c.Parts == 0 || c.Pending {
 			continue
 		}
-		c.Resume = &Resume{Supersedes: o.RunID}
+		c.Resume = &Resume{Supersedes: o.RunID, Repair: repairs[c.RunID]}
 		if err := l.runs.put(c); err != nil { // listed as the ledger's own (OpenLedger)
 			return err
 		}
@@ -991,6 +1007,11 @@ type SourceRef struct {
 	// run's link names the run (lifecycle.SupersedesField names the run
 	// the log's copy of a Claude Code sub-agent made, when there is one).
 	Supersedes string `json:"supersedes,omitempty"`
+	// Repair says Supersedes is a run whose raw capture is damaged,
+	// archived again whole by `sync --repair` (Resume.Repair): a ledger
+	// rebuilt after a kill that came before that run's end ends it as
+	// the repair would have.
+	Repair bool `json:"repair,omitempty"`
 }
 
 // PartRef is a part's result "source": bytes [From, To) of the file at
@@ -1043,6 +1064,9 @@ type transcriptInfo struct {
 	// run.started's source names one (SourceRef.Supersedes): run id and
 	// the other's.
 	supersedes [][2]string
+	// repair: the run's run.started says the run it supersedes is a
+	// damaged run it archives again (SourceRef.Repair).
+	repair bool
 }
 
 // interrupted reports whether a run's archive was left unfinished: a
@@ -1066,11 +1090,11 @@ func (l *Ledger) noteInterrupted(e *Entry, info transcriptInfo, resume *Resume) 
 	}
 	it := Interrupted{Entry: *e, Open: info.open, Resume: resume, RawBytes: info.rawBytes, RawSHA256: info.rawSHA256}
 	if resume != nil {
-		it.Supersedes = resume.Supersedes
+		it.Supersedes, it.Repair = resume.Supersedes, resume.Repair
 	} else if was, ok := l.interrupted[e.RunID]; ok {
 		// Noted again (OpenLedger checks the entries a rebuild left
 		// pending): what the rebuild found it superseding stays.
-		it.Supersedes = was.Supersedes
+		it.Supersedes, it.Repair = was.Supersedes, was.Repair
 	}
 	l.interrupted[e.RunID] = it
 }
@@ -1157,6 +1181,7 @@ func readTranscript(path string) (*Entry, transcriptInfo, error) {
 			e = &Entry{RunID: ev.RunID, Provider: src.Provider, Head: src.Head, Path: src.Path, First: ev.Timestamp, Parent: ev.ParentRunID}
 			if src.Supersedes != "" {
 				info.supersedes = append(info.supersedes, [2]string{ev.RunID, src.Supersedes})
+				info.repair = src.Repair
 			}
 			continue
 		}

@@ -68,7 +68,7 @@ func (a *Archiver) Recover(ctx context.Context) []Outcome {
 			// ended, superseded by it. A run that holds none (its
 			// session went on in the other, above) supersedes nothing.
 			if cur := a.ledger.byRun(it.Entry.RunID); cur != nil && cur.Parts > 0 && cur.SupersededBy == "" {
-				if err := a.supersede(ctx, cur.RunID, old); err != nil {
+				if err := a.supersede(ctx, cur.RunID, old, it.Repair); err != nil {
 					o.Action, o.Reason = ActionFailed, joinReason(o.Reason, err.Error())
 				} else {
 					o.Reason = joinReason(o.Reason, "run "+old+", which it archives again, is ended, superseded by it")
@@ -84,7 +84,10 @@ func (a *Archiver) Recover(ctx context.Context) []Outcome {
 	for _, e := range a.ledger.Superseding() {
 		o := Outcome{Action: ActionSettled, Path: e.Path, Provider: e.Provider, RunID: e.RunID,
 			Reason: "run " + e.RunID + " archived again what run " + e.Resume.Supersedes + " holds, and a sync or import was killed before it ended that run: ended now, superseded by it"}
-		if err := a.supersede(ctx, e.RunID, e.Resume.Supersedes); err != nil {
+		if e.Resume.Repair {
+			o.Reason = "run " + e.RunID + " archived again, whole, the session of run " + e.Resume.Supersedes + ", whose raw capture is damaged (sync --repair), and a sync was killed before it ended that run: ended now, superseded by it (its sub-agent files' runs with it, those files archived again as child runs of run " + e.RunID + ")"
+		}
+		if err := a.supersede(ctx, e.RunID, e.Resume.Supersedes, e.Resume.Repair); err != nil {
 			o.Action, o.Reason = ActionFailed, fmt.Sprintf("run %s: %v", e.RunID, err)
 		}
 		outs = append(outs, o)

@@ -189,6 +189,10 @@ func (a *Archiver) replaced(ctx context.Context, old, by string) error {
 		return nil
 	}
 	why := a.repairing(old)
+	if why == "" {
+		// Ended by the sync after a repair a kill cut short (Recover).
+		why = "its raw capture is damaged: `twasm sync --repair` archived its session again, whole, as run " + by + ", and was killed before it ended this run"
+	}
 	// Its sub-agent files' runs first, superseded by the new run (each
 	// is archived again as a child run of it, and then superseded by
 	// that one): ended with their parent, they would read as cancelled.

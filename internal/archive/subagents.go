@@ -640,10 +640,20 @@ func (a *Archiver) endLegacy(ctx context.Context, e *Entry, by string) error {
 // by's entry. Called once the part is written, and by the next sync or
 // import when a kill came between the two (Recover), so the run ends
 // whichever process ends it.
-func (a *Archiver) supersede(ctx context.Context, by, old string) error {
+//
+// repair: old is a run whose raw capture is damaged, which `sync
+// --repair` archived again as run by (Resume.Repair): it is ended as
+// the repair ends it, its sub-agent files' runs with it (replaced).
+func (a *Archiver) supersede(ctx context.Context, by, old string, repair bool) error {
 	if le := a.ledger.byRun(old); le != nil && (!le.Closed || le.SupersededBy != by) {
-		if err := a.endLegacy(ctx, le, by); err != nil {
-			return fmt.Errorf("end run %s, which run %s supersedes: %w", old, by, err)
+		var err error
+		if repair {
+			err = a.replaced(ctx, old, by)
+		} else if err = a.endLegacy(ctx, le, by); err != nil {
+			err = fmt.Errorf("end run %s, which run %s supersedes: %w", old, by, err)
+		}
+		if err != nil {
+			return err
 		}
 	}
 	cur := a.ledger.byRun(by)

@@ -451,6 +451,8 @@ func (a *Archiver) syncOpened(ctx context.Context, out Outcome, format string, s
 		out.Action = ActionNew
 		if olds := a.ledger.ByPath(path); repairID != "" {
 			out.Reason = a.repairing(repairID) + ": archived again, whole, as a new run that supersedes run " + repairID
+		} else if o := a.orphanedOf(path, parent); o != nil {
+			out.Reason = "run " + o.RunID + ", which held this sub-agent's file, was ended superseded by its session's run " + o.SupersededBy + " (sync --repair archived the session again) and no run holds the file now: archived again, whole, as a child run of its session's run"
 		} else if olds != nil && olds.Head == head && legacy == nil {
 			out.Reason = "the file was rewritten (it no longer starts with what run " + olds.RunID + " holds): archived as a new run"
 		}
@@ -528,7 +530,7 @@ func (a *Archiver) asSeen(ctx context.Context, out Outcome, loc *Location, path,
 			return out, true
 		}
 	}
-	if !known || e.size != size || e.mtime != mtime.UnixNano() || a.legacyOf(path, parent) != nil || a.repairAt(path) != "" || a.looseOf(loc, path, parent) != nil {
+	if !known || e.size != size || e.mtime != mtime.UnixNano() || a.legacyOf(path, parent) != nil || a.repairAt(path) != "" || a.orphanedOf(path, parent) != nil || a.looseOf(loc, path, parent) != nil {
 		return out, false
 	}
 	closeDue := a.opts.CloseIdle >= 0 && a.opts.Now().Sub(mtime) >= a.opts.CloseIdle
@@ -541,6 +543,27 @@ func (a *Archiver) asSeen(ctx context.Context, out Outcome, loc *Location, path,
 	}
 	out.Action, out.RunID, out.Reason = ActionUnchanged, e.runID(), "unchanged since the last sync"
 	return out, true
+}
+
+// orphanedOf is the run of a sub-agent's file (parent: its session
+// file) that was ended superseded by a run of another file, its
+// session's run that `sync --repair` archived again (replaced), while
+// no run of the file's own holds it: a repair killed before it archived
+// the file again as a child run of that run. The file is archived again
+// then, whole, as a child run of its session's run, as the repair would
+// have. nil when there is none.
+func (a *Archiver) orphanedOf(path, parent string) *Entry {
+	if parent == "" {
+		return nil
+	}
+	e := a.ledger.ByPath(path) // superseded only when no other run of the file is not
+	if e == nil || e.SupersededBy == "" || e.Pending || e.Parent == "" {
+		return nil
+	}
+	if by := a.ledger.byRun(e.SupersededBy); by == nil || by.Path == path {
+		return nil
+	}
+	return e
 }
 
 // legacyOf is the run of a sub-agent's file (parent: its session file)
@@ -789,6 +812,17 @@ func (a *Archiver) writePart(ctx context.Context, out Outcome, ps partSource, pr
 		// or import to end it (Recover).
 		rs.Supersedes = l.legacy
 	}
+	legacy := "" // a legacy run beside the damaged run a repair replaces: ended after it
+	if rs.replace != "" {
+		// The damaged run a repair archives again, noted the same way
+		// (and in run.started, SourceRef.Repair): a kill before it is
+		// ended leaves the next sync or import to end it, as the
+		// repair would have (supersede).
+		if rs.Supersedes != rs.replace {
+			legacy = rs.Supersedes
+		}
+		rs.Supersedes, rs.Repair = rs.replace, true
+	}
 	e := Entry{Head: head, Provider: provider, Path: ps.name(), Size: size, ModTime: mtime.UnixNano(), Redact: redactOn, Pending: true, Resume: rs}
 	var run *lifecycle.Run
 	if prev == nil || prev.Closed {
@@ -797,7 +831,7 @@ func (a *Archiver) writePart(ctx context.Context, out Outcome, ps partSource, pr
 		if prev != nil {
 			src.Continues = prev.RunID
 		}
-		src.Supersedes = rs.Supersedes
+		src.Supersedes, src.Repair = rs.Supersedes, rs.Repair
 		b, _ := json.Marshal(src)
 		if err := a.ledger.Put(&e); err != nil {
 			return fail(err)
@@ -975,7 +1009,7 @@ func (a *Archiver) writePart(ctx context.Context, out Outcome, ps partSource, pr
 	supersedes := ""
 	if rs.Supersedes != "" && (stepErr == nil || errors.Is(stepErr, capture.ErrAgent)) {
 		supersedes = rs.Supersedes
-		r := Resume{Supersedes: supersedes}
+		r := Resume{Supersedes: supersedes, Repair: rs.Repair}
 		if e.Resume != nil {
 			r = *e.Resume
 		}
@@ -993,14 +1027,14 @@ func (a *Archiver) writePart(ctx context.Context, out Outcome, ps partSource, pr
 	if ended {
 		_, _ = a.seal(ctx, &e)
 	}
-	if rs.replace != "" && (stepErr == nil || errors.Is(stepErr, capture.ErrAgent)) {
-		if err := a.replaced(ctx, rs.replace, e.RunID); err != nil {
+	if supersedes != "" {
+		if err := a.supersede(ctx, e.RunID, supersedes, rs.Repair); err != nil {
 			return fail(err)
 		}
-	}
-	if supersedes != "" {
-		if err := a.supersede(ctx, e.RunID, supersedes); err != nil {
-			return fail(err)
+		if legacy != "" {
+			if err := a.supersede(ctx, e.RunID, legacy, false); err != nil {
+				return fail(err)
+			}
 		}
 	}
 	out.Status, out.Result = res.Status, res

@@ -85,6 +85,13 @@ func store(t *testing.T) (dir string, ids []string) {
 		started(bb, day2, r.from)
 		agentStep(bb, t, day2, &transcript.AgentResult{Provider: "codex", Model: "gpt-5", Status: "ok", CostUSD: new(0.5),
 			Usage: &transcript.Usage{InputTokens: n(10000), CacheReadTokens: n(8000), OutputTokens: n(300)}})
+		if r.from != "" {
+			// A rebuild renormalize wrote whole ends (one that does not
+			// stands for nothing: views.RunCounts.SupersededBy).
+			done := viewstest.Completed("s", "ok", "")
+			done.Timestamp = day2
+			bb.Add(done)
+		}
 		write(bb, r.mtime)
 	}
 

@@ -80,7 +80,10 @@
 //     input, cache read, cache write, output, never an input that holds
 //     the cache.
 //   - A session is counted once: a run rebuilt by renormalize stands for
-//     the run it was rebuilt from (Superseded; RunNode.RenormalizedFrom),
+//     the run it was rebuilt from (Superseded; RunNode.RenormalizedFrom)
+//     once it has ended (a rebuild without run.completed, a renormalize
+//     killed while it wrote it, holds part of the original and stands
+//     for nothing: its SupersededBy is the original, unfinishedRebuild),
 //     and a run whose end names the run that holds it again stands for
 //     nothing (RunNode.SupersededBy: a sub-agent's file an older twasm
 //     archived as a session of its own, now a child run of its

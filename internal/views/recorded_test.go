@@ -21,6 +21,7 @@ func TestSupersededRecorded(t *testing.T) {
 		archived bool
 		from     int // the run it was rebuilt from (renormalize), 0 for none
 		ended    bool
+		done     bool        // ended, superseded by none
 		steps    [][2]string // provider, session id
 	}
 	cases := []struct {
@@ -34,7 +35,10 @@ func TestSupersededRecorded(t *testing.T) {
 		{"other provider", []run{{steps: [][2]string{{"qwen", "s1"}}}, {archived: true, steps: [][2]string{{"claude", "s1"}}}}, nil},
 		{"a step naming no session", []run{{steps: [][2]string{{"claude", "s1"}, {"openai", ""}}}, {archived: true, steps: [][2]string{{"claude", "s1"}}}}, nil},
 		{"archived run ended superseded", []run{{steps: [][2]string{{"claude", "s1"}}}, {archived: true, ended: true, steps: [][2]string{{"claude", "s1"}}}}, []int{2}},
-		{"rebuild of the archived run", []run{{archived: true, steps: [][2]string{{"codex", "t1"}}}, {from: 1, steps: [][2]string{{"codex", "t1"}}}}, []int{1}},
+		{"rebuild of the archived run", []run{{archived: true, steps: [][2]string{{"codex", "t1"}}}, {from: 1, done: true, steps: [][2]string{{"codex", "t1"}}}}, []int{1}},
+		// A renormalize killed before it ended the rebuild: the rebuild
+		// holds part of the original, which stands for it.
+		{"rebuild not ended", []run{{archived: true, steps: [][2]string{{"codex", "t1"}}}, {from: 1, steps: [][2]string{{"codex", "t1"}}}}, []int{2}},
 	}
 	at := time.Date(2026, 8, 1, 10, 0, 0, 0, time.UTC)
 	for _, c := range cases {
@@ -62,6 +66,9 @@ func TestSupersededRecorded(t *testing.T) {
 					done := viewstest.Completed("s", "ok", "")
 					done.Payload.(*transcript.StepPayload).Extra = map[string]json.RawMessage{"superseded_by": json.RawMessage(`"` + viewstest.RunID(9) + `"`)}
 					b.Add(done)
+				}
+				if r.done {
+					b.Add(viewstest.Completed("s", "ok", ""))
 				}
 				d := DigestFile(writeRun(t, dir, b))
 				// the index keeps a digest as JSON

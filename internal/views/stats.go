@@ -127,7 +127,8 @@ func CountRun(run *Run) RunCounts {
 	// (transcript.Pairer): its name, fidelity and outcome replace the
 	// earlier one's, counted once.
 	type counted struct{ name, fidelity, outcome string }
-	var calls []counted // by call number
+	var calls []counted         // by call number
+	from, finished := "", false // a rebuild's original, and whether the run ended
 	for _, ev := range run.Events {
 		n, again, paired := pairs.Feed(ev)
 		if ev.ParentRunID != "" {
@@ -169,6 +170,12 @@ func CountRun(run *Run) RunCounts {
 			if by := runField(p, lifecycle.SupersededByField); ev.Type == transcript.RunCompleted && by != "" {
 				c.SupersededBy = by
 			}
+			switch ev.Type {
+			case transcript.RunStarted:
+				from = runField(p, RenormalizedFromField)
+			case transcript.RunCompleted:
+				finished = true
+			}
 			if ev.Type == transcript.StepCompleted && p.Kind == transcript.KindAgent {
 				if r, err := p.AgentResult(); err == nil && r != nil {
 					c.Agents = append(c.Agents, AgentCounts{Provider: r.Provider, ProviderVersion: r.ProviderVersion,
@@ -179,11 +186,27 @@ func CountRun(run *Run) RunCounts {
 	}
 	// Calls pair with results by transcript.Pairer's rule: a provider may
 	// reuse a call id for a new call once the first is answered.
+	c.SupersededBy = cmp.Or(c.SupersededBy, unfinishedRebuild(from, finished))
 	c.Dangling = len(pairs.Dangling())
 	if len(c.Agents) == 0 {
 		c.SubRunUsage = RunUsage(run)
 	}
 	return c
+}
+
+// unfinishedRebuild is the run a rebuild by renormalize (from: its
+// original, RenormalizedFromField) that has not ended stands for nothing
+// beside: its original ("" for any other run). A renormalize writes
+// run.completed whatever the rebuild's status, so a rebuild without one
+// was killed (or is being written): it holds part of what its original
+// holds, and its original, whole, is counted instead of it, so that no
+// reader counts a half-written rebuild (RunNode.SupersededBy,
+// RunCounts.SupersededBy).
+func unfinishedRebuild(from string, finished bool) string {
+	if finished {
+		return ""
+	}
+	return from
 }
 
 // decr takes one from m[k], deleting it at zero.

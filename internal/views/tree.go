@@ -48,7 +48,9 @@ type RunNode struct {
 	// SupersededBy is the run this one's end says holds again what it
 	// holds (run.completed's lifecycle.SupersededByField: a sub-agent's
 	// file an older twasm archived as a session of its own, an archive
-	// left interrupted); "" otherwise.
+	// left interrupted), or, for a rebuild by renormalize that has not
+	// ended (a renormalize killed, or still running), the run it was
+	// rebuilt from (unfinishedRebuild); "" otherwise.
 	SupersededBy string `json:"superseded_by,omitempty"`
 	// Archived says run.started names the agent's session it archives
 	// (SessionSourceField: twasm sync, import), and Sessions are the
@@ -327,6 +329,7 @@ func BuildRun(run *Run) *RunNode {
 		}
 		return true
 	})
+	n.SupersededBy = cmp.Or(n.SupersededBy, unfinishedRebuild(n.RenormalizedFrom, n.Finished))
 	n.Usage = RunUsage(run)
 	n.DurationMS = durationMS(n.Started, n.Completed)
 	if !n.Finished && archived && len(open) == 0 && lastPart != nil {

@@ -20,7 +20,10 @@
 // was open (Summary.Open); a later sync grows the original, not the
 // rebuild. A sub-agent's child run still open is ended the same way. Any
 // other run without run.completed (still being recorded, or its
-// recording stopped) is rebuilt and ends in error, saying so.
+// recording stopped) is rebuilt and ends in error, saying so. The rebuild
+// always ends (run.completed): one without it was killed while it was
+// written, holds part of the original, and stands for nothing (views:
+// its original is counted, whole; ls --superseded lists it).
 //
 // An agent step whose rebuild names no project nor working directory,
 // of a run that archives a file of a store kept in each project

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -107,5 +108,66 @@ func TestRenormalizedCountedOnce(t *testing.T) {
 				t.Errorf("superseded %v; %s should be counted", sup, tc.counted)
 			}
 		})
+	}
+}
+
+// TestRenormalizeKilledCountedOnce: a renormalize killed while it wrote
+// the rebuild (its transcript cut at any line before run.completed: the
+// run.started naming the original, a step left open) leaves a rebuild
+// that holds part of the session. It stands for nothing: stats --all,
+// from the transcripts and from the index, counts the original, whole,
+// once, and leaves the cut rebuild out. Before, the cut rebuild stood for
+// the original (written after it): the session's tokens were counted
+// short.
+func TestRenormalizeKilledCountedOnce(t *testing.T) {
+	env := cmdtest.New(t)
+	ctx := context.Background()
+	orig := renormtest.Record(t, env, filepath.Join("..", "..", ".."))
+	stats := func(digests bool) views.Stats {
+		t.Helper()
+		ios, _, out, _ := iostreams.Test()
+		o := &Options{IO: ios, Load: env.F.LoadTree, List: env.F.ListRuns, All: true, JSON: true}
+		if digests {
+			o.Digests = env.F.RunDigests
+		}
+		if err := runStats(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+		var st views.Stats
+		if err := json.Unmarshal(out.Bytes(), &st); err != nil {
+			t.Fatal(err)
+		}
+		return st
+	}
+	once := stats(false)
+	want, _ := json.Marshal(once.UsageInAll)
+	rebuilt := renormtest.Rebuild(t, env, orig)
+	whole, err := os.ReadFile(renormtest.File(env, rebuilt))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := bytes.SplitAfter(bytes.TrimSuffix(whole, []byte("\n")), []byte("\n"))
+	// Cut after the link to the rebuilt sub-run (which the rebuild
+	// writes before it begins that run), up to before run.completed.
+	link := slices.IndexFunc(lines, func(l []byte) bool { return bytes.Contains(l, []byte(`"type":"step.call_workflow.started"`)) })
+	if link < 0 {
+		t.Fatalf("the rebuild links no sub-run:\n%s", whole)
+	}
+	for at := link + 1; at < len(lines); at++ {
+		if err := os.WriteFile(renormtest.File(env, rebuilt), bytes.Join(lines[:at], nil), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		later := time.Now().Add(time.Duration(at) * time.Minute)
+		if err := os.Chtimes(renormtest.File(env, rebuilt), later, later); err != nil {
+			t.Fatal(err)
+		}
+		for _, digests := range []bool{false, true} {
+			st := stats(digests)
+			got, _ := json.Marshal(st.UsageInAll)
+			if st.Runs != once.Runs || !bytes.Equal(got, want) {
+				t.Errorf("the rebuild cut at line %d of %d (index %v): runs %d, usage %s; want the original once: runs %d, usage %s",
+					at, len(lines), digests, st.Runs, got, once.Runs, want)
+			}
+		}
 	}
 }

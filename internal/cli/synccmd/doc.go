@@ -9,7 +9,12 @@
 // Doctor checks every session run's raw capture against its source
 // (archive.CheckRaw) and reports each damaged run as an error; sync
 // --repair archives those whose file holds their bytes again
-// (archive.Archiver.Repair) and exits 1 when one is kept damaged.
+// (archive.Archiver.Repair) and exits 1 when one is kept damaged. A
+// repair killed at any step, its ledger kept or lost, is finished by
+// the next sync, a plain one as much as a repair (archive.Archiver.Recover:
+// the new run's run.started names the damaged run it supersedes,
+// archive.SourceRef.Repair), so that every reader counts the session
+// once; the e2e TestKilledRepair kills one at each step.
 // Each session's outcome is printed as it comes and not kept
 // (archive.Options.Streamed): a round's report holds its counts and its
 // failures, so that what a first sync of a whole home holds until its
