@@ -22,7 +22,8 @@ WHERE r.session = 0 AND r.parent_run_id = '' AND a.key != ''
 // usage decide it (views.Superseded), from what the index notes of each
 // run (RunHead's Archived: runs.session; Sessions and Unkeyed: the
 // sessions table; RenormalizedFrom: rebuilt; SupersededBy: what the
-// run's own end says, in superseded; a tree's time: the latest mtime of
+// run's own end says, in superseded, or, for a rebuild not ended
+// (runs.final empty), its original, views.UnfinishedRebuild; a tree's time: the latest mtime of
 // its runs' files, by parent_run_id): a run recorded from an agent's
 // output whose every session a run archived from the agent's store
 // holds, and the original of a renormalize rebuild (or the rebuild,
@@ -64,12 +65,15 @@ func (ix *Index) Held(ctx context.Context) (map[string]bool, error) {
 	heads := map[string]views.RunHead{}
 	// By run id (the parent's column would have SQLite read every
 	// top-level run); as ls, only the top-level runs are heads.
-	if err := eachRow(ctx, ix.db, `SELECT run_id, parent_run_id, session FROM runs WHERE run_id IN (SELECT value FROM json_each(?))`, []any{string(in)}, func(rows *sql.Rows) error {
+	finished := map[string]bool{}
+	if err := eachRow(ctx, ix.db, `SELECT run_id, parent_run_id, session, final != '' FROM runs WHERE run_id IN (SELECT value FROM json_each(?))`, []any{string(in)}, func(rows *sql.Rows) error {
 		var h views.RunHead
-		if err := rows.Scan(&h.RunID, &h.ParentRunID, &h.Archived); err != nil || h.ParentRunID != "" {
+		var done bool
+		if err := rows.Scan(&h.RunID, &h.ParentRunID, &h.Archived, &done); err != nil || h.ParentRunID != "" {
 			return err
 		}
 		h.RenormalizedFrom = from[h.RunID]
+		finished[h.RunID] = done
 		heads[h.RunID] = h
 		return nil
 	}); err != nil {
@@ -104,6 +108,14 @@ func (ix *Index) Held(ctx context.Context) (map[string]bool, error) {
 		return nil
 	}); err != nil {
 		return nil, err
+	}
+	// A rebuild not ended (a renormalize killed, or still writing it)
+	// stands for nothing beside its original, as the digests say.
+	for id, h := range heads {
+		if by := views.UnfinishedRebuild(h.RenormalizedFrom, finished[id]); h.SupersededBy == "" && by != "" {
+			h.SupersededBy = by
+			heads[id] = h
+		}
 	}
 	var terr error
 	treeTime := func(id string) time.Time {

@@ -34,6 +34,7 @@ func TestHeldAsLsDecides(t *testing.T) {
 		archived bool
 		from     int // the run it was rebuilt from (renormalize), 0 for none
 		ended    bool
+		done     bool        // ended, superseded by none (a rebuild renormalize finished)
 		steps    [][2]string // provider, session id
 		child    bool        // has a child run (a sub-agent's)
 		touched  bool        // its tree written last: its child run, else its file
@@ -52,9 +53,12 @@ func TestHeldAsLsDecides(t *testing.T) {
 		{"a step naming no session", []run{{steps: [][2]string{{"claude", "s1"}, {"openai", ""}}}, {archived: true, steps: [][2]string{{"claude", "s1"}}}}, nil},
 		{"one of two sessions archived", []run{{steps: [][2]string{{"claude", "s1"}, {"claude", "s2"}}}, {archived: true, steps: [][2]string{{"claude", "s1"}}}}, nil},
 		{"archived run ended superseded", []run{{steps: [][2]string{{"claude", "s1"}}}, {archived: true, ended: true, steps: [][2]string{{"claude", "s1"}}}}, []int{2}},
-		{"rebuild of the archived run", []run{{archived: true, steps: [][2]string{{"codex", "t1"}}}, {from: 1, touched: true, steps: [][2]string{{"codex", "t1"}}}}, []int{1}},
-		{"rebuild of a recorded run", []run{{steps: [][2]string{{"codex", "t1"}}}, {from: 1, touched: true, steps: [][2]string{{"codex", "t1"}}}}, []int{1}},
-		{"original written after its rebuild", []run{{child: true, touched: true, steps: [][2]string{{"codex", "t1"}}}, {from: 1, steps: [][2]string{{"codex", "t1"}}}}, []int{2}},
+		{"rebuild of the archived run", []run{{archived: true, steps: [][2]string{{"codex", "t1"}}}, {from: 1, done: true, touched: true, steps: [][2]string{{"codex", "t1"}}}}, []int{1}},
+		{"rebuild of a recorded run", []run{{steps: [][2]string{{"codex", "t1"}}}, {from: 1, done: true, touched: true, steps: [][2]string{{"codex", "t1"}}}}, []int{1}},
+		{"original written after its rebuild", []run{{child: true, touched: true, steps: [][2]string{{"codex", "t1"}}}, {from: 1, done: true, steps: [][2]string{{"codex", "t1"}}}}, []int{2}},
+		// A renormalize killed before it ended the rebuild: the original,
+		// whole, stands for it, though the rebuild was written last.
+		{"rebuild not ended", []run{{archived: true, steps: [][2]string{{"codex", "t1"}}}, {from: 1, touched: true, steps: [][2]string{{"codex", "t1"}}}}, []int{2}},
 	}
 	ctx := context.Background()
 	at := time.Date(2026, 8, 1, 10, 0, 0, 0, time.UTC)
@@ -96,6 +100,9 @@ func TestHeldAsLsDecides(t *testing.T) {
 					done := viewstest.Completed("s", "ok", "")
 					done.Payload.(*transcript.StepPayload).Extra = map[string]json.RawMessage{"superseded_by": json.RawMessage(`"` + viewstest.RunID(9) + `"`)}
 					b.Add(done)
+				}
+				if r.done {
+					b.Add(viewstest.Completed("s", "ok", ""))
 				}
 				for _, ev := range b.Events() {
 					ev.Timestamp = at.Add(time.Duration(i) * time.Minute)

@@ -83,7 +83,7 @@
 //     the run it was rebuilt from (Superseded; RunNode.RenormalizedFrom)
 //     once it has ended (a rebuild without run.completed, a renormalize
 //     killed while it wrote it, holds part of the original and stands
-//     for nothing: its SupersededBy is the original, unfinishedRebuild),
+//     for nothing: its SupersededBy is the original, UnfinishedRebuild),
 //     and a run whose end names the run that holds it again stands for
 //     nothing (RunNode.SupersededBy: a sub-agent's file an older twasm
 //     archived as a session of its own, now a child run of its

@@ -186,7 +186,7 @@ func CountRun(run *Run) RunCounts {
 	}
 	// Calls pair with results by transcript.Pairer's rule: a provider may
 	// reuse a call id for a new call once the first is answered.
-	c.SupersededBy = cmp.Or(c.SupersededBy, unfinishedRebuild(from, finished))
+	c.SupersededBy = cmp.Or(c.SupersededBy, UnfinishedRebuild(from, finished))
 	c.Dangling = len(pairs.Dangling())
 	if len(c.Agents) == 0 {
 		c.SubRunUsage = RunUsage(run)
@@ -194,7 +194,7 @@ func CountRun(run *Run) RunCounts {
 	return c
 }
 
-// unfinishedRebuild is the run a rebuild by renormalize (from: its
+// UnfinishedRebuild is the run a rebuild by renormalize (from: its
 // original, RenormalizedFromField) that has not ended stands for nothing
 // beside: its original ("" for any other run). A renormalize writes
 // run.completed whatever the rebuild's status, so a rebuild without one
@@ -202,7 +202,7 @@ func CountRun(run *Run) RunCounts {
 // holds, and its original, whole, is counted instead of it, so that no
 // reader counts a half-written rebuild (RunNode.SupersededBy,
 // RunCounts.SupersededBy).
-func unfinishedRebuild(from string, finished bool) string {
+func UnfinishedRebuild(from string, finished bool) string {
 	if finished {
 		return ""
 	}

@@ -50,7 +50,7 @@ type RunNode struct {
 	// file an older twasm archived as a session of its own, an archive
 	// left interrupted), or, for a rebuild by renormalize that has not
 	// ended (a renormalize killed, or still running), the run it was
-	// rebuilt from (unfinishedRebuild); "" otherwise.
+	// rebuilt from (UnfinishedRebuild); "" otherwise.
 	SupersededBy string `json:"superseded_by,omitempty"`
 	// Archived says run.started names the agent's session it archives
 	// (SessionSourceField: twasm sync, import), and Sessions are the
@@ -329,7 +329,7 @@ func BuildRun(run *Run) *RunNode {
 		}
 		return true
 	})
-	n.SupersededBy = cmp.Or(n.SupersededBy, unfinishedRebuild(n.RenormalizedFrom, n.Finished))
+	n.SupersededBy = cmp.Or(n.SupersededBy, UnfinishedRebuild(n.RenormalizedFrom, n.Finished))
 	n.Usage = RunUsage(run)
 	n.DurationMS = durationMS(n.Started, n.Completed)
 	if !n.Finished && archived && len(open) == 0 && lastPart != nil {
