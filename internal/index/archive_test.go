@@ -308,18 +308,45 @@ func scanFile(file, id string, qs []Query, terms [][]scanTerm) ([][]Hit, *runRow
 
 type scanDoc struct{ kind, role, tool, status, text string }
 
-// scanOutcomes reads a transcript's tool results: each call id's outcome.
-func scanOutcomes(f io.Reader) (map[string]string, error) {
-	out := map[string]string{}
+// scanOutcomes reads a transcript's tool results: each call id's
+// outcome, and each result's outcome as its call's latest (a revised
+// result, a new version of an earlier one, gives that one its outcome:
+// transcript.Pairer, as the index does).
+func scanOutcomes(f io.Reader) (*outcomes, error) {
+	o := &outcomes{byID: map[string]string{}, result: map[uint64]int{}, latest: map[int]string{}}
+	var pairs transcript.Pairer
 	r := transcript.NewReader(bufio.NewReaderSize(f, 256<<10))
 	for r.Next() {
-		if ev := r.Event(); ev != nil && ev.Type == transcript.ToolResult {
-			if t := ev.Tool(); t != nil {
-				out[t.CallID] = toolOutcome(t)
+		ev := r.Event()
+		if ev == nil || ev.Type != transcript.ToolCall && ev.Type != transcript.ToolResult {
+			continue
+		}
+		n, _, ok := pairs.Feed(ev)
+		if t := ev.Tool(); t != nil && ev.Type == transcript.ToolResult {
+			o.byID[t.CallID] = toolOutcome(t)
+			if ok {
+				o.result[ev.Seq], o.latest[n] = n, toolOutcome(t)
 			}
 		}
 	}
-	return out, r.Err()
+	return o, r.Err()
+}
+
+// outcomes are a transcript's tool outcomes (scanOutcomes): byID, each
+// call id's last; result, each result's call number (by the result's
+// seq); latest, each call number's latest.
+type outcomes struct {
+	byID   map[string]string
+	result map[uint64]int
+	latest map[int]string
+}
+
+// of is the outcome of a tool result: its call's latest.
+func (o *outcomes) of(ev *transcript.Event, t *transcript.ToolPayload) string {
+	if n, ok := o.result[ev.Seq]; ok {
+		return o.latest[n]
+	}
+	return toolOutcome(t)
 }
 
 func toolOutcome(t *transcript.ToolPayload) string {
@@ -336,7 +363,7 @@ func toolOutcome(t *transcript.ToolPayload) string {
 // transcript.Event (the index reads its own lean decoding): the
 // documents, with their own outcomes (outcomes: by call id), and the
 // run's figures.
-func scanDocs(ev *transcript.Event, r *runRow, outcomes map[string]string) []scanDoc {
+func scanDocs(ev *transcript.Event, r *runRow, outcomes *outcomes) []scanDoc {
 	var out []scanDoc
 	status := ""
 	add := func(kind, role, tool, text string) {
@@ -397,7 +424,7 @@ func scanDocs(ev *transcript.Event, r *runRow, outcomes map[string]string) []sca
 		}
 	case transcript.ToolCall:
 		if t := ev.Tool(); t != nil {
-			status = outcomes[t.CallID]
+			status = outcomes.byID[t.CallID]
 			add("tool_call", "tool", t.Name, toolCallText(t.Name, t.Command, t.Input))
 		}
 	case transcript.ToolResult:
@@ -406,7 +433,7 @@ func scanDocs(ev *transcript.Event, r *runRow, outcomes map[string]string) []sca
 			if t.Error != "" {
 				text += "\n" + t.Error
 			}
-			status = toolOutcome(t)
+			status = outcomes.of(ev, t)
 			add("tool_result", "tool", t.Name, text)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/twasm/twasm/internal/testing/clitest"
+	"github.com/twasm/twasm/transcript"
 )
 
 // TestSyncClineCallChangedInPlace: a Cline task folder whose
