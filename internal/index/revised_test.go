@@ -3,6 +3,7 @@ package index
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -98,4 +99,50 @@ func TestIndexRevisedOutcome(t *testing.T) {
 		assert.Equal(t, 1, st.Reindexed, "read again from its start")
 		check(t, ix)
 	})
+}
+
+// TestIndexRevisedCallAtChunkEnd: a new version of a call answered
+// already (a revised tool.call after its result) takes the earlier
+// version's outcome wherever its document falls, the last of a chunk of
+// docs (docChunk) included. Before, the document that filled a chunk was
+// flushed before its outcome was set, and the index panicked (index out
+// of range [-1]) on such a run: make bench's index build of the bundled
+// goldens, which hold Cline's task_ui_only_command_cancelled, did.
+func TestIndexRevisedCallAtChunkEnd(t *testing.T) {
+	const id = "33333333-3333-4333-8333-333333333333"
+	t0 := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
+	for fill := docChunk - 6; fill <= docChunk+1; fill++ {
+		t.Run(fmt.Sprint(fill), func(t *testing.T) {
+			var b []byte
+			seq := uint64(0)
+			add := func(typ transcript.EventType, p transcript.Payload) {
+				seq++
+				line, err := transcript.AppendEvent(nil, &transcript.Event{Seq: seq, RunID: id, Type: typ, Path: "agent", Timestamp: t0.Add(time.Duration(seq) * time.Second), Payload: p})
+				require.NoError(t, err)
+				b = append(append(b, line...), '\n')
+			}
+			add(transcript.RunStarted, &transcript.StepPayload{Name: "s", Kind: transcript.KindWorkflow, Schema: "twasm.transcript/1"})
+			add(transcript.StepStarted, &transcript.StepPayload{Name: "agent", Kind: transcript.KindAgent})
+			for i := range fill {
+				add(transcript.MessageUser, &transcript.MessagePayload{Role: "user", Blocks: []transcript.Block{transcript.TextBlock(fmt.Sprintf("filler %d", i))}})
+			}
+			tool := func(typ transcript.EventType, cmd, out, status string, again bool) {
+				p := &transcript.ToolPayload{Name: "Bash", CallID: "call_1", Command: cmd, Output: out, HasOutput: out != "", Status: status, Fidelity: transcript.FidelityAgentEmitted}
+				if again {
+					p.Extra = map[string]json.RawMessage{transcript.RevisedField: json.RawMessage("true")}
+				}
+				add(typ, p)
+			}
+			tool(transcript.ToolCall, "ls /srv", "", "", false)
+			tool(transcript.ToolResult, "", "permission denied", transcript.StatusError, false)
+			tool(transcript.ToolCall, "ls -la /srv", "", "", true)
+			add(transcript.StepCompleted, &transcript.StepPayload{Name: "agent", Kind: transcript.KindAgent, Status: transcript.StatusOK})
+			root := t.TempDir()
+			require.NoError(t, os.MkdirAll(filepath.Join(root, "transcripts"), 0o700))
+			require.NoError(t, os.WriteFile(filepath.Join(root, "transcripts", id+".jsonl"), b, 0o600))
+			ix, _ := openUpdated(t, root)
+			assert.Len(t, search(t, ix, Query{Text: "la", Kind: "tool_call", Status: "error", Every: true}), 1, "the new version takes the answered call's outcome")
+			assertNoOrphans(t, ix)
+		})
+	}
 }

@@ -1521,8 +1521,23 @@ func (w *writer) event(ctx context.Context, ev *line, t time.Time, off int64, st
 		if err != nil {
 			return err
 		}
+		status, callID := d.status, d.callID
+		if d.kind == "tool_call" && d.callID != "" && w.whole {
+			if call < 0 {
+				call, doneAs, answered = w.callNumber(ev, d.callID)
+			}
+			if answered {
+				// A new version of a call answered already: its outcome
+				// from here, as the earlier version's (set before the row
+				// goes in w.rows, which a full chunk flushes at once).
+				status, callID = doneAs, ""
+				w.done[call] = append(w.done[call], id)
+			} else {
+				w.docs[call] = append(w.docs[call], id)
+			}
+		}
 		w.rows = append(w.rows, docRow{id: id, rid: r.rid, seq: ev.Seq, path: ev.Path, iteration: ev.Iteration, ts: ts, kind: kind,
-			role: d.role, tool: d.tool, origin: d.origin, status: d.status, callID: d.callID, off: off, part: part, thash: thash, fid: fid})
+			role: d.role, tool: d.tool, origin: d.origin, status: status, callID: callID, off: off, part: part, thash: thash, fid: fid})
 		if len(w.rows) == docChunk {
 			if err := w.flushDocs(ctx); err != nil {
 				return err
@@ -1531,20 +1546,6 @@ func (w *writer) event(ctx context.Context, ev *line, t time.Time, off int64, st
 		if row != 0 {
 			if _, err := w.text.ExecContext(ctx, row, d.text, filterTags(d.kind, d.role, d.tool)); err != nil {
 				return fmt.Errorf("index: %w", err)
-			}
-		}
-		if d.kind == "tool_call" && d.callID != "" && w.whole {
-			if call < 0 {
-				call, doneAs, answered = w.callNumber(ev, d.callID)
-			}
-			if answered {
-				// A new version of a call answered already: its outcome
-				// from here, as the earlier version's.
-				row := &w.rows[len(w.rows)-1]
-				row.status, row.callID = doneAs, ""
-				w.done[call] = append(w.done[call], id)
-			} else {
-				w.docs[call] = append(w.docs[call], id)
 			}
 		}
 		if d.kind == "tool_result" && w.resultCall >= 0 {
