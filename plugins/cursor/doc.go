@@ -214,7 +214,7 @@
 // result {subtype, is_error, result, duration_ms, request_id, usage
 // {inputTokens, outputTokens, cacheReadTokens, cacheWriteTokens}} (the
 // shapes of Cursor's CLI documentation and of the lines peers keep from
-// it; no real output under a licence was found). It is a step with a
+// it, and three real runs: see Captures). It is a step with a
 // terminal event: the result (success without is_error ok, else an
 // error with its result text), none when the stream was cut
 // (incomplete). The init names the session, the model and the working
@@ -257,10 +257,14 @@
 // from peers' notes, parsers and test records of the formats (said in
 // each .source.txt). An older Cursor's real workspace database (MIT,
 // slevin48/cursor-history, November 2024) gives the ide_workspace_*
-// captures, the rows as the host hands them; a real stream-json run of
-// cursor-agent (MIT, reifying/cursor-hack, February 2026: two shell
-// calls in parallel, each result {"success": {...}, "isBackground":
-// false}) gives stream_json_parallel_shell. The IDE goldens are the raw captures twasm sync wrote of
+// captures, the rows as the host hands them; three real stream-json runs
+// of cursor-agent (MIT, reifying/cursor-hack, February 2026) give
+// stream_json_parallel_shell (two shell calls in parallel, each result
+// {"success": {...}, "isBackground": false}), stream_json_sequential_shell
+// (two in sequence after a long thinking) and
+// stream_json_task_prompt_shell_instead (a sub-agent asked for, the shell
+// run instead; the result's text is the two answer segments run together,
+// not a third). The IDE goldens are the raw captures twasm sync wrote of
 // a state.vscdb built from such records (TestSyncCursorIDE's, a second
 // sync after a call's result and an answer were written).
 //
