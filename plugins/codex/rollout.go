@@ -801,13 +801,19 @@ func (n *normalizer) eventMsg(out *sdk.Out, p abi.Value, ts sdk.Str) {
 		// 0.147+ mirrors of the response items (AgentMessage,
 		// Reasoning, UserMessage, Plan: the plan is also the assistant
 		// message's <proposed_plan>). An error item is an error the
-		// provider reported.
+		// provider reported. A completed ExitedReviewMode item is the
+		// end of a review, as the exited_review_mode event is (builds
+		// that record turn items write it in its place); an
+		// EnteredReviewMode item is a marker.
 		item := p.Get("item")
-		if it := sdk.Name(item.Get("type")); it == "Error" || it == "error" {
+		switch it := sdk.Name(item.Get("type")); {
+		case it == "Error" || it == "error":
 			reportError(out, item.Get("message"), "error")
-			return
+		case it == "ExitedReviewMode" && t.Is("item_completed"):
+			n.exitedReview(out, item.Get("review_output"), ts, "event_msg/item_completed")
+		default:
+			out.Ignored(sdk.S("event_msg/" + t.String()))
 		}
-		out.Ignored(sdk.S("event_msg/" + t.String()))
 	case "exec_command_begin", "exec_command_output_delta", "patch_apply_begin", "mcp_tool_call_begin", "web_search_begin", "web_search_end",
 		"image_generation_begin", "image_generation_end", "agent_reasoning_section_break", "context_compacted",
 		"dynamic_tool_call_request", "view_image_tool_call":
@@ -863,7 +869,7 @@ func (n *normalizer) eventMsg(out *sdk.Out, p abi.Value, ts sdk.Str) {
 		}
 	case "exited_review_mode":
 		// The review's findings: its result (see exitedReview).
-		n.exitedReview(out, p, ts)
+		n.exitedReview(out, p.Get("review_output"), ts, "event_msg/exited_review_mode")
 	case "thread_rolled_back":
 		// A rollback (Codex's ThreadRolledBackEvent, persisted to the
 		// rollout): its last num_turns user turns were removed from
