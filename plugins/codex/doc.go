@@ -326,7 +326,7 @@
 // commit), world_state, the 0.158+ token_usage_record (the figures of the
 // token_count event written beside it), additional_tools (tool
 // definitions), thread_goal_updated and entered_review_mode (state and a
-// marker), and the 0.147+ event_msg item_completed mirrors
+// marker), model_verification and hook_started (state; legacy stream too), and the 0.147+ event_msg item_completed mirrors
 // of response items (an error item among them is a provider error), a
 // token_count with no info (rate limits only) or repeating the last
 // total, the early record_type marker, the legacy display hints. So are
@@ -365,6 +365,12 @@
 // turn an error unless it was aborted (turn_aborted: incomplete); Codex's
 // "Review was interrupted" that follows is its rendering, not an answer.
 // The legacy stream's entered_review_mode is a marker (declared ignored).
+//
+// Model reroute. A model_reroute (the server answered with another model
+// than the one requested, ModelRerouteEvent {from_model, to_model,
+// reason}; rollout and legacy stream) makes to_model the model of the
+// messages after it and the step's, with a warning; a later turn_context
+// states the model requested again.
 //
 // Images. An image_generation_call (the Responses API's built-in tool) is a
 // call named image_generation, kind other, its input the revised

@@ -28,6 +28,11 @@ func (n *normalizer) legacy(out *sdk.Out, msg abi.Value) {
 		v := msg.Get("message")
 		n.finishStream(out, &n.text, sdk.BlockText, sdk.Text(v))
 		n.noteText(out, v)
+	case "model_reroute":
+		n.reroute(out, msg)
+	case "model_verification", "hook_started":
+		// State (see the rollout's).
+		out.Ignored(sdk.Text(t))
 	case "entered_review_mode":
 		// The marker that a review began: its findings come with
 		// exited_review_mode.
