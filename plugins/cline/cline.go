@@ -200,6 +200,11 @@ type normalizer struct {
 	// uiStashAt is the place in uiStash of each element stashed: a
 	// later version of it replaces it there (stash).
 	uiStashAt map[uiSlot]int
+	// uiStale are the messages (not calls: those are written again,
+	// revised) that changed in place after an earlier part wrote them,
+	// by uiKey, in order: the transcript keeps their earlier version, and
+	// uiConversation says so.
+	uiStale []uiStale
 	// uiWriting: uiConversation is writing (its messages carry ids);
 	// uiCalls and uiResults count the calls it wrote and those the UI
 	// stated an outcome for (uiAnswered, by call id), across parts.

@@ -286,8 +286,10 @@
 // version of its call (sdk.ToolCall.Revised, ABI 1.13: counted once,
 // with its latest input), and a command whose output changed or grew
 // after an earlier part wrote it is written again with its whole output,
-// the call and its result revised. A prompt or text changed after it was
-// written is not written again. The usage, cost and errors are the UI's, as above:
+// the call and its result revised. A prompt, text, reasoning or
+// completion changed after an earlier part wrote it is not written again
+// (the ABI has no new version of a message): a warning names it and says
+// the transcript keeps its earlier version (staleMessage). The usage, cost and errors are the UI's, as above:
 // an error in the tail (after the model's last request or answer, a
 // request still running not counting: see Order) comes
 // after this conversation, so the session rule sees it after the last

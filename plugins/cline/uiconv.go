@@ -93,6 +93,8 @@ func (n *normalizer) stashConversation(msgs []abi.Value, todo []int) {
 			"ask:followup", "ask:plan_mode_respond", "ask:act_mode_respond", "command_permission_denied", "mcp_server_response":
 			if !written {
 				n.stash(uiItem{idx: i, key: key, raw: string(m.Raw())})
+			} else if n.uiAt[i] == key {
+				n.staleMessage(uiStale{key: key, kind: kind, ts: msTime(m.Get("ts")).String()})
 			}
 		case "tool", "ask:tool", "use_mcp_server", "ask:use_mcp_server":
 			n.stash(uiItem{idx: i, key: key, raw: string(m.Raw()), revised: written})
@@ -106,6 +108,28 @@ func (n *normalizer) stashConversation(msgs []abi.Value, todo []int) {
 			}
 		}
 	}
+}
+
+// uiStale is a UI message that changed in place after an earlier part
+// wrote it: its key (uiKey), kind (uiKind) and time.
+type uiStale struct {
+	key      int64
+	kind, ts string
+}
+
+// staleMessage notes a message that changed in place after an earlier
+// part wrote it (uiStale), once. Cline changes a message's text in place
+// under its ts (say and ask complete a partial message so, and a later
+// version of the task's files may hold other text), and the ABI writes a
+// new version of a call or result (revised), not of a message: the
+// transcript keeps the version it wrote, and a warning says so.
+func (n *normalizer) staleMessage(s uiStale) {
+	for _, o := range n.uiStale {
+		if o.key == s.key {
+			return
+		}
+	}
+	n.uiStale = append(n.uiStale, uiStale{key: s.key, kind: strings.Clone(s.kind), ts: strings.Clone(s.ts)})
 }
 
 // stashCommand stashes element i of msgs (key), a command or one of its
@@ -187,6 +211,7 @@ func (n *normalizer) uiContinued(out *sdk.Out) {
 	if n.uiOnly() {
 		n.uiConversation(out)
 	}
+	n.uiStale = n.uiStale[:0]
 	for _, it := range n.uiStash {
 		n.uiWritten(it)
 	}
@@ -215,6 +240,10 @@ func (n *normalizer) uiOnly() bool {
 // counted across the parts written (uiCalls, uiResults), for End's
 // warning.
 func (n *normalizer) uiConversation(out *sdk.Out) {
+	for _, s := range n.uiStale {
+		out.Warn("cline: UI message " + s.kind + " at " + s.ts + " changed in place after an earlier part wrote it: this transcript keeps its earlier version")
+	}
+	n.uiStale = n.uiStale[:0]
 	items := n.uiStash
 	n.uiStash = nil
 	clear(n.uiStashAt)

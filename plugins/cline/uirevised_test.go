@@ -175,3 +175,60 @@ func TestStreamMessageAgain(t *testing.T) {
 		})
 	}
 }
+
+// TestUITextChangedInPlace: a task read from its UI messages alone whose
+// text, reasoning or completion changes in place under its ts (cline/cline
+// 59e5eac3e0 src/core/task/index.ts: say and ask complete a partial
+// message under its ts). Read in one part, the message is written once,
+// in its latest version. Read in two (sync read the task before and
+// after), the first part wrote it, and the ABI writes a new version of a
+// call or result, not of a message: the transcript keeps the earlier
+// version and a warning names the message, so that a reader knows the
+// text is not the latest. Before, the change was dropped silently.
+func TestUITextChangedInPlace(t *testing.T) {
+	const fileHead = `{"$twasm":"file","path":"ui_messages.json","size":1,"mtime":"2026-01-01T00:05:00Z","document":true}` + "\n"
+	const task = `{"ts":1767225600000,"type":"say","say":"task","text":"Run the tests"},` +
+		`{"ts":1767225600100,"type":"say","say":"api_req_started","text":"{\"tokensIn\":10,\"tokensOut\":5,\"cost\":0.01}"}`
+	say := func(kind, text string) string {
+		return `{"ts":1767225601000,"type":"say","say":"` + kind + `","text":"` + text + `"}`
+	}
+	doc := func(m string) string { return "[" + task + "," + m + "]\n" }
+	tests := []struct {
+		name, kind, v1, v2 string
+	}{
+		{"a text", "text", "Reading", "Reading the file."},
+		{"a reasoning", "reasoning", "Think", "Think it through."},
+		{"a completion", "completion_result", "Done", "Done: all tests pass."},
+	}
+	for _, tt := range tests {
+		for _, parts := range []struct {
+			name, between, text string
+			warned              bool
+		}{{"one part", fileHead, tt.v2, false}, {"two parts", uiHead, tt.v1, true}} {
+			t.Run(tt.name+", "+parts.name, func(t *testing.T) {
+				raw := uiHead + doc(say(tt.kind, tt.v1)) + parts.between + doc(say(tt.kind, tt.v2))
+				o := plugintest.Run(t, cline.Plugin, []byte(raw), normalize.Options{Provider: "cline"})
+				var texts []string
+				for _, it := range o.Sink.Items {
+					if ev := it.Event; ev != nil && ev.Type == transcript.MessageAssistant {
+						for _, b := range ev.Message().Blocks {
+							texts = append(texts, b.Text+b.Thinking)
+						}
+					}
+				}
+				if len(texts) != 1 || texts[0] != parts.text {
+					t.Errorf("assistant texts %q; want [%q]", texts, parts.text)
+				}
+				warned := 0
+				for _, w := range o.Result.Warnings {
+					if strings.Contains(w, "UI message "+tt.kind+" at 2026-01-01T00:00:01.000Z changed in place") {
+						warned++
+					}
+				}
+				if want := map[bool]int{true: 1}[parts.warned]; warned != want {
+					t.Errorf("warnings %q; want %d naming the message", o.Result.Warnings, want)
+				}
+			})
+		}
+	}
+}

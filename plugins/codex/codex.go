@@ -138,9 +138,11 @@ type normalizer struct {
 	// compactWarned: the current turn's compaction was warned of (its
 	// compacted record and compaction item are one compaction).
 	compactWarned bool
-	// reviewEcho: an exited_review_mode reported the review's findings;
-	// the assistant message Codex records right after it repeats them.
+	// reviewEcho: exitedReview read the end of a review; the assistant
+	// message Codex records right after it renders that end.
 	reviewEcho bool
+	// reviewed: the current turn's review ended (exitedReview).
+	reviewed bool
 	// selfPath is the agent path the rollout's session_meta states for
 	// a spawned sub-agent's thread ("" for the root's): messages between
 	// agents that it authored are not its input (see agentMessage).
@@ -325,7 +327,7 @@ func (n *normalizer) fillKeys() {
 // rule.
 func (n *normalizer) startTurn(out *sdk.Out) bool {
 	n.turnErr = ""
-	n.awaitAnswer, n.turnContent, n.compactWarned, n.reviewEcho = false, false, false, false
+	n.awaitAnswer, n.turnContent, n.compactWarned, n.reviewEcho, n.reviewed = false, false, false, false, false
 	if n.terminal || n.format == FormatRollout {
 		out.Status(sdk.StatusIncomplete, sdk.S("a new turn started and did not finish"), sdk.LevelTerminal)
 		n.terminal = false

@@ -326,7 +326,7 @@
 // commit), world_state, the 0.158+ token_usage_record (the figures of the
 // token_count event written beside it), additional_tools (tool
 // definitions), thread_goal_updated and entered_review_mode (state and a
-// marker), and the 0.147+ event_msg item_completed mirrors
+// marker), model_verification and hook_started (state; legacy stream too), and the 0.147+ event_msg item_completed mirrors
 // of response items (an error item among them is a provider error), a
 // token_count with no info (rate limits only) or repeating the last
 // total, the early record_type marker, the legacy display hints. So are
@@ -352,13 +352,25 @@
 // the transcript keeps; the turn's other lines of the same compaction
 // are declared ignored.
 //
-// Review. A /review's exited_review_mode states the
-// reviewer's findings (review_output: its explanation, each finding's
-// title, file, lines and body, its verdict): an assistant message, the
-// answer of the review's turn; Codex's own rendering of them, the
-// assistant message it records right after, is declared ignored, and
-// the <user_action> message it records before is injected context. A
-// review that ended without findings (review_output null) is a warning.
+// Review. A /review's end states the reviewer's findings (review_output:
+// its explanation, each finding's title, file, lines and body, its
+// verdict), in an exited_review_mode event (rollout, legacy stream) or a
+// rollout's item_completed whose item is an ExitedReviewMode (builds that
+// record turn items), whatever else of the review the input holds: an
+// assistant message, once, the answer of the review's turn; Codex's own
+// rendering of them, the assistant message it records right after (a
+// legacy stream's agent_message), is declared ignored, and the
+// <user_action> message it records before is injected context. A review
+// that ended without findings (review_output null) is a warning, and its
+// turn an error unless it was aborted (turn_aborted: incomplete); Codex's
+// "Review was interrupted" that follows is its rendering, not an answer.
+// The legacy stream's entered_review_mode is a marker (declared ignored).
+//
+// Model reroute. A model_reroute (the server answered with another model
+// than the one requested, ModelRerouteEvent {from_model, to_model,
+// reason}; rollout and legacy stream) makes to_model the model of the
+// messages after it and the step's, with a warning; a later turn_context
+// states the model requested again.
 //
 // Images. An image_generation_call (the Responses API's built-in tool) is a
 // call named image_generation, kind other, its input the revised

@@ -18,7 +18,7 @@ var keys = abi.NewKeySet(
 	"text", "thread_id", "timestamp", "tool", "tools", "total_token_usage", "type", "usage",
 	"agent_path", "author", "recipient", "source", "subagent", "thread_spawn", "kind",
 	"replacement_history", "forked_from_id", "turn_id", "started_at",
-	"review_output", "overall_explanation", "overall_correctness", "findings", "title", "body", "code_location",
+	"review_output", "from_model", "to_model", "overall_explanation", "overall_correctness", "findings", "title", "body", "code_location",
 	"absolute_file_path", "line_range", "start", "end",
 	"revised_prompt", "content_items", "target_item_id", "rationale",
 	"new_thread_id", "receiver_thread_id", "completed", "errored", "new_agent_nickname", "new_agent_role", "statuses",

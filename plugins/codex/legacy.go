@@ -20,9 +20,25 @@ func (n *normalizer) legacy(out *sdk.Out, msg abi.Value) {
 	case "agent_message_delta":
 		n.appendStream(out, &n.text, sdk.BlockText, sdk.Text(msg.Get("delta")))
 	case "agent_message":
+		if n.legacyReviewEchoed() {
+			// Codex's rendering of the review's end (exitedReview).
+			out.Ignored(sdk.Text(t))
+			return
+		}
 		v := msg.Get("message")
 		n.finishStream(out, &n.text, sdk.BlockText, sdk.Text(v))
 		n.noteText(out, v)
+	case "model_reroute":
+		n.reroute(out, msg)
+	case "model_verification", "hook_started":
+		// State (see the rollout's).
+		out.Ignored(sdk.Text(t))
+	case "entered_review_mode":
+		// The marker that a review began: its findings come with
+		// exited_review_mode.
+		out.Ignored(sdk.Text(t))
+	case "exited_review_mode":
+		n.exitedReview(out, msg.Get("review_output"), sdk.Str{}, "exited_review_mode")
 	case "agent_reasoning_delta":
 		n.appendStream(out, &n.think, sdk.BlockThinking, sdk.Text(msg.Get("delta")))
 	case "agent_reasoning":

@@ -8,31 +8,51 @@ import (
 	"github.com/twasm/twasm/abi/sdk"
 )
 
-// exitedReview handles a rollout's exited_review_mode event: the end of
-// a /review, whose reviewer (a sub-agent of its own) reports its
+// exitedReview handles the end of a /review (openai/codex
+// codex-rs/core/src/tasks/review.rs, exit_review_mode): its
+// review_output r, in a rollout's or the legacy stream's
+// exited_review_mode event or a rollout's item_completed whose item is an
+// ExitedReviewMode (builds that record turn items), native being the
+// line's type. The reviewer (a sub-agent of its own) reports its
 // findings in review_output ({findings, overall_correctness,
-// overall_explanation, overall_confidence_score}), null when the review
-// was interrupted. The findings are the review's result: an assistant
-// message, the answer of the review's turn (its final text). Codex records the same
-// result right after the event as an assistant message of its own
-// rendering (exit_review_mode): that echo is declared ignored (see
-// messageItem), so the findings are there once.
-func (n *normalizer) exitedReview(out *sdk.Out, p abi.Value, ts sdk.Str) {
-	r := p.Get("review_output")
+// overall_explanation, overall_confidence_score}): the review's result,
+// an assistant message, the answer of the review's turn (its final
+// text). r is null when the review ended without them: aborted (a
+// turn_aborted follows: incomplete), or its reviewer's conversation
+// ended without completing (a task_complete follows): the review failed,
+// the turn is an error (reviewFailed). Either way Codex then records an
+// assistant message of its own rendering (the findings, or "Review was
+// interrupted. Please re-run /review and wait for it to complete."), an
+// echo that is declared ignored (reviewEchoed, legacyReviewEchoed), so
+// the findings are there once and Codex's words are not taken for the
+// model's answer. A turn's review ends once: a second report of it (a
+// build that wrote both the event and the item) is declared ignored.
+func (n *normalizer) exitedReview(out *sdk.Out, r abi.Value, ts sdk.Str, native string) {
+	if n.reviewed {
+		out.Ignored(sdk.S(native))
+		return
+	}
+	n.reviewed, n.reviewEcho = true, true
 	if r.Kind() != abi.KindObject {
-		out.Warn("codex: the review ended without findings (interrupted)")
+		out.Warn("codex: " + reviewFailed)
+		if n.turnErr == "" {
+			n.turnErr = reviewFailed
+		}
 		return
 	}
 	text := reviewText(r)
 	if text == "" {
-		out.Ignored(sdk.S("event_msg/exited_review_mode"))
+		out.Ignored(sdk.S(native))
 		return
 	}
 	n.awaitAnswer = false
-	n.reviewEcho = true
 	n.textMessage(out, n.newKey(), sdk.Message{Model: n.model, Time: ts}, sdk.BlockText, sdk.S(text))
 	out.Final(sdk.S(text), true)
 }
+
+// reviewFailed is the error of a turn whose review ended without
+// findings (exitedReview).
+const reviewFailed = "the review ended without findings (Codex: Review was interrupted)"
 
 // reviewText renders a review's output: its overall explanation, each
 // finding (its title, file and lines, and body) and its verdict.
@@ -77,7 +97,7 @@ func reviewText(r abi.Value) string {
 }
 
 // reviewEchoed reports whether assistant message item p is the echo of
-// the findings an exited_review_mode just reported (the message
+// the review's end that exitedReview just read (the message
 // exit_review_mode records right after the event). Its texts are marked
 // reported, so that their agent_message event twins are not reported
 // either.
@@ -93,4 +113,14 @@ func (n *normalizer) reviewEchoed(p abi.Value) bool {
 		}
 	}
 	return true
+}
+
+// legacyReviewEchoed reports whether a legacy stream's agent_message is
+// the echo of the review's end that exitedReview just read (the stream
+// has no message items: the message exit_review_mode records arrives as
+// this event).
+func (n *normalizer) legacyReviewEchoed() bool {
+	echo := n.reviewEcho
+	n.reviewEcho = false
+	return echo
 }

@@ -587,6 +587,25 @@ func (n *normalizer) noteEnd(p abi.Value) {
 	n.keepEnd(id, e)
 }
 
+// reroute handles a model_reroute event (openai/codex protocol.rs
+// ModelRerouteEvent {from_model, to_model, reason}: the server answered
+// with another model than the one requested, by its OpenAI-Model header,
+// reason high_risk_cyber_activity): the turn's answers from here on are
+// to_model's, the model of the messages after it and the step's (the
+// latest; a later turn_context states the model requested again), and
+// a warning says so.
+func (n *normalizer) reroute(out *sdk.Out, p abi.Value) {
+	to := p.Get("to_model")
+	out.Warn("codex: the server rerouted the model from " + sdk.StringOf(p.Get("from_model")).String() + " to " + sdk.StringOf(to).String() +
+		" (" + sdk.StringOf(p.Get("reason")).String() + "): the answers after it are that model's")
+	if to.Kind() != abi.KindString || to.Is("") {
+		return
+	}
+	out.Meta(sdk.Meta{Model: sdk.Text(to), Override: true})
+	n.modelRaw = string(to.Raw())
+	n.model = sdk.Text(to).Keep()
+}
+
 // collabStatus is the name of a sub-agent's status as Codex's protocol
 // serializes AgentStatus: a string ("pending_init", "running",
 // "shutdown", "not_found", "interrupted") or an object of one member
@@ -711,7 +730,7 @@ func (n *normalizer) eventMsg(out *sdk.Out, p abi.Value, ts sdk.Str) {
 	t := p.Get("type")
 	switch sdk.Name(t) {
 	case "task_started", "task_complete", "turn_aborted", "token_count", "thread_goal_updated", "thread_settings_applied",
-		"thread_name_updated", "hook_completed":
+		"thread_name_updated", "hook_completed", "hook_started", "model_verification", "model_reroute":
 		// Markers and state: not what a turn recorded (a hook's run
 		// is the user's own program, not the turn's input).
 	default:
@@ -801,13 +820,19 @@ func (n *normalizer) eventMsg(out *sdk.Out, p abi.Value, ts sdk.Str) {
 		// 0.147+ mirrors of the response items (AgentMessage,
 		// Reasoning, UserMessage, Plan: the plan is also the assistant
 		// message's <proposed_plan>). An error item is an error the
-		// provider reported.
+		// provider reported. A completed ExitedReviewMode item is the
+		// end of a review, as the exited_review_mode event is (builds
+		// that record turn items write it in its place); an
+		// EnteredReviewMode item is a marker.
 		item := p.Get("item")
-		if it := sdk.Name(item.Get("type")); it == "Error" || it == "error" {
+		switch it := sdk.Name(item.Get("type")); {
+		case it == "Error" || it == "error":
 			reportError(out, item.Get("message"), "error")
-			return
+		case it == "ExitedReviewMode" && t.Is("item_completed"):
+			n.exitedReview(out, item.Get("review_output"), ts, "event_msg/item_completed")
+		default:
+			out.Ignored(sdk.S("event_msg/" + t.String()))
 		}
-		out.Ignored(sdk.S("event_msg/" + t.String()))
 	case "exec_command_begin", "exec_command_output_delta", "patch_apply_begin", "mcp_tool_call_begin", "web_search_begin", "web_search_end",
 		"image_generation_begin", "image_generation_end", "agent_reasoning_section_break", "context_compacted",
 		"dynamic_tool_call_request", "view_image_tool_call":
@@ -861,9 +886,15 @@ func (n *normalizer) eventMsg(out *sdk.Out, p abi.Value, ts sdk.Str) {
 		default:
 			out.Unmapped(sdk.S("event_msg/sub_agent_activity"))
 		}
+	case "model_reroute":
+		n.reroute(out, p)
+	case "model_verification", "hook_started":
+		// The account's verifications (ModelVerificationEvent) and the
+		// start of a hook whose hook_completed is read: state.
+		out.Ignored(sdk.S("event_msg/" + t.String()))
 	case "exited_review_mode":
 		// The review's findings: its result (see exitedReview).
-		n.exitedReview(out, p, ts)
+		n.exitedReview(out, p.Get("review_output"), ts, "event_msg/exited_review_mode")
 	case "thread_rolled_back":
 		// A rollback (Codex's ThreadRolledBackEvent, persisted to the
 		// rollout): its last num_turns user turns were removed from

@@ -273,14 +273,19 @@
 // (and what its exit code says), but the streamed answer is kept as the
 // final text and a warning notes it. error events are non-fatal: severity
 // "error" is reported at sdk.LevelError (a later result decides the step),
-// severity "warning" becomes a warning. One decides it: "Maximum session
-// turns exceeded", which the CLI writes when the client's session turn
-// limit stops a run (GeminiEventType.MaxSessionTurns, the agent
-// session's agent_end with reason max_turns; google-gemini/gemini-cli
-// nonInteractiveCli.ts and nonInteractiveCliAgentSession.ts at 5411f11,
-// 2026-08-21) and follows with a result "success": the run stopped at a
-// limit before its work was done, an error (as Claude Code's max_turns
-// is), and so is a json object whose warnings hold it (turnLimitMsg).
+// severity "warning" becomes a warning. Two decide it, since the CLI
+// writes them when it stopped the run itself and follows with a result
+// "success" (stopOf): "Maximum session turns exceeded" (severity error),
+// when the client's session turn limit stops a run
+// (GeminiEventType.MaxSessionTurns, the agent session's agent_end with
+// reason max_turns), and "Loop detected, stopping execution" (severity
+// warning), when its loop detection finds a loop a second time in the
+// prompt and ends every later turn (GeminiEventType.LoopDetected;
+// google-gemini/gemini-cli client.ts, nonInteractiveCli.ts and
+// nonInteractiveCliAgentSession.ts at 5411f11, 2026-08-21): the run
+// stopped before its work was done, an error (as Claude Code's max_turns
+// is) with the event among the step's errors, and so is a json object
+// whose warnings hold either.
 // A stream with no result is
 // incomplete. The json object is terminal: ok, or error with its error
 // object (incomplete for a FatalCancellationError, as in a stream). A session file has no terminal record by design (it is the whole

@@ -105,9 +105,10 @@ type normalizer struct {
 
 	lastErr   string // message of the last error event
 	sawResult bool
-	// turnLimit: the CLI said its session turn limit stopped the run
-	// (turnLimitMsg), which it then reports as a success.
-	turnLimit bool
+	// stopped is the step's error when the CLI said it stopped the run
+	// before its work was done (stopOf), which it then reports as a
+	// success; "" otherwise.
+	stopped string
 
 	// df are the members of a line's object document reads (docKeys),
 	// found in one pass over it rather than one per Get: most lines have

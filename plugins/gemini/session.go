@@ -32,10 +32,12 @@ func (n *normalizer) jsonOutput(v abi.Value, out *sdk.Out) {
 	}
 	// The object is the CLI's summary of the whole run.
 	out.Usage(u, sdk.ModeSet)
-	limit := false
+	stopped := ""
 	it = v.Get("warnings").Iter()
 	for it.Next() {
-		limit = limit || it.Value().Is(turnLimitMsg)
+		if stop, ok := stopOf(it.Value()); ok {
+			stopped = stop
+		}
 		out.Warn("gemini warning: " + it.Value().String())
 	}
 	if e := v.Get("error"); e.Exists() && e.Kind() != abi.KindNull {
@@ -48,10 +50,10 @@ func (n *normalizer) jsonOutput(v abi.Value, out *sdk.Out) {
 		out.Status(sdk.StatusError, ErrText(e), sdk.LevelTerminal)
 		return
 	}
-	if limit {
-		// The session turn limit stopped the run (turnLimitMsg),
+	if stopped != "" {
+		// The CLI stopped the run before its work was done (stopOf),
 		// which the object reports without an error.
-		out.Status(sdk.StatusError, sdk.S(turnLimitErr), sdk.LevelTerminal)
+		out.Status(sdk.StatusError, sdk.S(stopped), sdk.LevelTerminal)
 		return
 	}
 	out.Status(sdk.StatusOK, sdk.Str{}, sdk.LevelTerminal)

@@ -371,10 +371,11 @@ func streamShell(r *sdk.ToolResult) {
 // error is recorded below the terminal level (a later result decides).
 func (n *normalizer) errorEvent(v abi.Value, out *sdk.Out) {
 	msg := v.Get("message")
-	if msg.Is(turnLimitMsg) {
-		n.turnLimit = true
+	stop, stopped := stopOf(msg)
+	if stopped {
+		n.stopped = stop
 	}
-	if v.Get("severity").Is("warning") {
+	if v.Get("severity").Is("warning") && !stopped {
 		out.Warn("gemini warning: " + msg.String())
 		return
 	}
@@ -386,23 +387,38 @@ func (n *normalizer) errorEvent(v abi.Value, out *sdk.Out) {
 	out.Status(sdk.StatusError, e, sdk.LevelError)
 }
 
-// turnLimitMsg is what the CLI says when the client's session turn limit
-// stopped a non-interactive run (GeminiEventType.MaxSessionTurns, the
-// agent session's agent_end with reason max_turns: nonInteractiveCli.ts,
-// nonInteractiveCliAgentSession.ts at 5411f11): a stream's error event,
-// a json object's warning, followed by a success the run did not reach.
-// turnLimitErr is the step's error then.
-const (
-	turnLimitMsg = "Maximum session turns exceeded"
-	turnLimitErr = "the run stopped at the session turn limit (" + turnLimitMsg + ")"
-)
+// stopOf returns the step's error when msg is what the CLI says when it
+// stopped a non-interactive run before its work was done and then
+// reports a success (a stream's error event, a json object's warning,
+// then a result "success" and exit code 0), and whether it is:
+//   - "Maximum session turns exceeded": the client's session turn limit
+//     (GeminiEventType.MaxSessionTurns, the agent session's agent_end
+//     with reason max_turns), severity error;
+//   - "Loop detected, stopping execution": the client's loop detection
+//     found a loop a second time in the prompt (LoopDetectionService's
+//     count above 1; the first time it feeds the model a recovery prompt)
+//     and ends this and every later turn of the prompt
+//     (GeminiEventType.LoopDetected, the agent session's error event with
+//     code LOOP_DETECTED and fatal false), severity warning.
+//
+// (client.ts, nonInteractiveCli.ts, nonInteractiveCliAgentSession.ts,
+// event-translator.ts at 5411f11.)
+func stopOf(msg abi.Value) (string, bool) {
+	switch {
+	case msg.Is("Maximum session turns exceeded"):
+		return "the run stopped at the session turn limit (Maximum session turns exceeded)", true
+	case msg.Is("Loop detected, stopping execution"):
+		return "the CLI's loop detection stopped the run (Loop detected, stopping execution)", true
+	}
+	return "", false
+}
 
 // result handles the terminal event.
 func (n *normalizer) result(v abi.Value, out *sdk.Out) {
 	n.sawResult = true
 	st := v.Get("status")
-	if st.Is("success") && n.turnLimit {
-		out.Status(sdk.StatusError, sdk.S(turnLimitErr), sdk.LevelTerminal)
+	if st.Is("success") && n.stopped != "" {
+		out.Status(sdk.StatusError, sdk.S(n.stopped), sdk.LevelTerminal)
 	} else if st.Is("success") {
 		out.Status(sdk.StatusOK, sdk.Str{}, sdk.LevelTerminal)
 	} else if runCancelled(v) {

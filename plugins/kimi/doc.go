@@ -307,11 +307,25 @@
 // Kimi CLI that logs its wire (0.59 on) sends it only when the step raised
 // an error, the API call's once its retries are spent (the user's
 // interruption sends none), and the log does not state which; so a
-// session whose last step failed is "error". A compaction is a warning,
+// session whose last step failed is "error". A Kimi CLI turn that ends
+// right after a tool result ending on the CLI's dead-end reminder ("You
+// are stuck in a dead end and have repeatedly made the same function
+// call without progress.", appended from the eighth identical call in a
+// row; at the twelfth the CLI stops the turn, stop reason
+// tool_call_repeat: soul/toolset.py, kimisoul.py at 4a550ef) is an error
+// the CLI stated (a status error below the terminal level), so a session
+// whose last turn it is is "error" (deadEnd). A compaction is a warning,
 // and so is turn.cancel (the user's request to cancel; its turn.ended
 // says how the turn ended).
 //
-// Unmapped. Text that is not JSON (but the print mode's resume hint) is counted as "non_json", a JSON value
+// The print mode (kimi --print) says on stdout, after the messages, how
+// a run that did not end well ended (ui/print/__init__.py at 4a550ef, exit
+// code 1): "Interrupted by user" (the user stopped it) is a status
+// incomplete below the terminal level, "Max number of steps reached: N"
+// and "Unknown error: ..." are errors the CLI reported (printEnd).
+//
+// Unmapped. Text that is not JSON (but the print mode's resume hint and
+// the lines printEnd reads) is counted as "non_json", a JSON value
 // that is not an object as "non_object", an object without a type as
 // "(no type)", a record of a type not known here by its type, a loop event
 // of an unknown type as "context.append_loop_event/<type>". The agents'

@@ -118,6 +118,10 @@ type normalizer struct {
 	requested bool     // an llm.request named the model
 	stepOpen  bool     // Kimi Code's last step.begin has no step.end, turn.ended or turn.cancel after it
 	turnOpen  bool     // the Kimi CLI's last TurnBegin of the session has no TurnEnd
+	// repeatStop: the session's last record since its last step is a
+	// tool result ending on the Kimi CLI's dead-end reminder (deadEnd):
+	// a TurnEnd now is the CLI's stop of the turn.
+	repeatStop bool
 	// stepErr says Kimi Code's last step ended in error (step.end
 	// finishReason error) and that error is not reported yet: the
 	// turn.ended (failed) that follows states it with its message, else
@@ -285,6 +289,9 @@ func (n *normalizer) Line(l *sdk.Line, out *sdk.Out) error {
 			out.Ignored(sdk.S("resume_hint"))
 			return nil
 		}
+		if printEnd(sdk.TrimSpace(l.Raw), out) {
+			return nil
+		}
 		if len(sdk.TrimSpace(l.Raw)) > 0 {
 			out.Unmapped(sdk.S("non_json"))
 		}
@@ -369,6 +376,27 @@ func (n *normalizer) readFacts(v abi.Value, out *sdk.Out) {
 // start reports, at the first record, the format and the session id: a
 // wire log has no terminal record, the host settles the status by the
 // session rule of spec §6.7.
+// printEnd reports a line t in which the Kimi CLI's print mode says how
+// the run ended, after the messages, and whether it is one
+// (MoonshotAI/kimi-cli 4a550ef, src/kimi_cli/ui/print/__init__.py, each
+// with exit code 1): "Interrupted by user" when the user stopped it
+// (RunCancelled, Ctrl+C: the run is incomplete, nothing failed), the
+// MaxStepsReached message "Max number of steps reached: N" (the turn ran
+// out of steps) and "Unknown error: ..." (any other exception): errors the
+// CLI reported. Below the terminal level: the session rule settles the
+// run, as for every line of the log.
+func printEnd(t []byte, out *sdk.Out) bool {
+	switch {
+	case string(t) == "Interrupted by user":
+		out.Status(sdk.StatusIncomplete, sdk.S("the user interrupted the run (Interrupted by user)"), sdk.LevelError)
+	case sdk.HasPrefix(t, "Max number of steps reached: "), sdk.HasPrefix(t, "Unknown error: "):
+		out.Status(sdk.StatusError, sdk.S(sdk.Clip(string(t), 500)), sdk.LevelError)
+	default:
+		return false
+	}
+	return true
+}
+
 // resumeHint is the session id of the line the Kimi CLI's print mode
 // (--print, text or stream-json) writes last, "To resume this session:
 // kimi -r <id>", else "".

@@ -12,6 +12,12 @@ import (
 // payload}}, of the session (scope "") or, inside a SubagentEvent, of a
 // sub-agent (scope: the id of the Agent call that started it).
 func (n *normalizer) legacy(typ string, p abi.Value, ts stamp, scope string, out *sdk.Out) {
+	if scope == "" {
+		switch typ {
+		case "TurnBegin", "SteerInput", "StepBegin", "ContentPart", "ToolCall":
+			n.repeatStop = false // the model went on, or a new turn began
+		}
+	}
 	switch typ {
 	case "TurnBegin", "SteerInput":
 		n.closeAll(out)
@@ -59,6 +65,9 @@ func (n *normalizer) legacy(typ string, p abi.Value, ts stamp, scope string, out
 		}
 	case "ToolResult":
 		rv := p.Get("return_value")
+		if scope == "" {
+			n.repeatStop = deadEnd(rv.Get("output"))
+		}
 		n.result(scope, sdk.View(p.Get("tool_call_id")), rv.Get("output"), rv.Get("is_error").Truthy(), rv.Get("message"), hookRefusal(rv.Get("display")), ts, out)
 	case "StatusUpdate":
 		u, ok := usageOf(p.Get("token_usage"))
@@ -99,6 +108,10 @@ func (n *normalizer) legacy(typ string, p abi.Value, ts stamp, scope string, out
 		if scope == "" {
 			n.turnOpen = false
 			n.blocked, n.hookBlock = false, ""
+			if n.repeatStop {
+				n.repeatStop = false
+				out.Status(sdk.StatusError, sdk.S(repeatStopErr), sdk.LevelError)
+			}
 		}
 		n.closeAll(out)
 		out.Ignored(sdk.S(typ))
@@ -370,4 +383,36 @@ func slashCommand(input abi.Value) bool {
 		}
 	}
 	return false
+}
+
+// deadEndReminder opens the reminder the Kimi CLI appends to the result
+// of a call the model repeated, with the same arguments, an eighth time
+// in a row across steps and more (MoonshotAI/kimi-cli 4a550ef,
+// soul/toolset.py _REMINDER_TEXT_3). At the twelfth
+// (_REPEAT_FORCE_STOP_STREAK) the CLI stops the turn (kimisoul.py:
+// StepOutcome stop_reason "tool_call_repeat"): no further step, the
+// turn's end right after that result. repeatStopErr is the error then.
+const (
+	deadEndReminder = "<system-reminder>\nYou are stuck in a dead end and have repeatedly made the same function call without progress."
+	repeatStopErr   = "the Kimi CLI stopped the turn: the model kept repeating the same tool call (stop reason tool_call_repeat)"
+)
+
+// deadEnd reports whether a tool result's output (a string, or content
+// parts whose last is text) ends on the dead-end reminder.
+func deadEnd(output abi.Value) bool {
+	text := output
+	if output.Kind() == abi.KindArray {
+		var last abi.Value
+		it := output.Iter()
+		for it.Next() {
+			last = it.Value()
+		}
+		text = last.Get("text")
+	}
+	if text.Kind() != abi.KindString {
+		return false
+	}
+	s := text.String()
+	i := strings.LastIndex(s, deadEndReminder)
+	return i >= 0 && strings.HasSuffix(strings.TrimSpace(s), "</system-reminder>")
 }

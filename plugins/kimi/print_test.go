@@ -3,6 +3,7 @@
 package kimi_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/twasm/twasm/internal/normalize"
@@ -32,5 +33,47 @@ To resume this session: kimi -r 4b1c6a2e-1111-4222-8333-944445555666
 	}
 	if st, ok := o.ResultStatus("tool_1"); !ok || st != "error" {
 		t.Errorf("tool_1 result %q (%v); want error", st, ok)
+	}
+}
+
+// TestPrintEnd: how the Kimi CLI's print mode ended, when it says so on
+// stdout after the messages (MoonshotAI/kimi-cli 4a550ef,
+// src/kimi_cli/ui/print/__init__.py: "Interrupted by user" when the user
+// stopped the run, RunCancelled on Ctrl+C; str(MaxStepsReached), "Max
+// number of steps reached: N", when the turn ran out of steps; "Unknown
+// error: ..." for any other exception; each with exit code 1): the
+// user's stop leaves the run incomplete, the others are errors the CLI
+// reported, listed among the step's errors, and none is counted
+// unmapped. Before, each was counted unmapped as non_json and the run
+// read ok.
+func TestPrintEnd(t *testing.T) {
+	const msgs = `{"role":"assistant","content":[{"type":"text","text":"I'll run the tests."}],"tool_calls":[{"type":"function","id":"tool_1","function":{"name":"Shell","arguments":"{\"command\": \"pytest\"}"}}]}
+{"role":"tool","content":[{"type":"text","text":"collected 3 items\n3 passed"}],"tool_call_id":"tool_1"}
+{"role":"assistant","content":[{"type":"text","text":"All three pass."}]}
+`
+	tests := []struct {
+		name, tail, status, errText string
+		errors                      int
+	}{
+		{"the user's stop", "Interrupted by user\n", "incomplete", "Interrupted by user", 0},
+		{"the user's stop, then the resume hint", "Interrupted by user\nTo resume this session: kimi -r 4b1c6a2e-1111-4222-8333-944445555666\n", "incomplete", "Interrupted by user", 0},
+		{"out of steps", "Max number of steps reached: 100\n", "error", "Max number of steps reached: 100", 1},
+		{"an unknown error", "Unknown error: boom\n", "error", "Unknown error: boom", 1},
+		{"no end stated", "", "ok", "", 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o := plugintest.Run(t, kimi.Plugin, []byte(msgs+tt.tail), normalize.Options{Provider: "kimi"})
+			r := o.Result
+			if r.Status != tt.status || !strings.Contains(r.Error, tt.errText) {
+				t.Errorf("status %q (%q); want %q holding %q", r.Status, r.Error, tt.status, tt.errText)
+			}
+			if len(r.Errors) != tt.errors {
+				t.Errorf("errors %v; want %d", r.Errors, tt.errors)
+			}
+			if len(r.Unmapped) != 0 {
+				t.Errorf("unmapped %v; want none", r.Unmapped)
+			}
+		})
 	}
 }
