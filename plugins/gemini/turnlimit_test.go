@@ -22,8 +22,7 @@ import (
 // as Claude Code's max_turns is, never ok. A run whose only error event is
 // another one stays as its result says.
 func TestTurnLimit(t *testing.T) {
-	const head = `{"type":"init","timestamp":"2026-08-20T10:00:00.000Z","session_id":"s1","model":"gemini-3-flash-preview"}` + "\n" +
-		`{"type":"message","timestamp":"2026-08-20T10:00:00.001Z","role":"user","content":"Fix every lint warning."}` + "\n" +
+	head := streamHead("Fix every lint warning.") +
 		`{"type":"message","timestamp":"2026-08-20T10:00:01.000Z","role":"assistant","content":"Fixing the first one.","delta":true}` + "\n"
 	limit := `{"type":"error","timestamp":"2026-08-20T10:00:02.000Z","severity":"error","message":"Maximum session turns exceeded"}` + "\n"
 	other := `{"type":"error","timestamp":"2026-08-20T10:00:02.000Z","severity":"error","message":"Quota exceeded for quota metric"}` + "\n"
@@ -37,17 +36,31 @@ func TestTurnLimit(t *testing.T) {
 		{"json: another warning", `{"session_id":"s1","response":"Done.","stats":{"models":{}},"warnings":["Loop detected, stopping execution"]}` + "\n", "ok", ""},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			r, err := sdktest.Run(context.Background(), gemini.Plugin, "gemini", []byte(tt.in))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if r.Step.Status != tt.status || !strings.Contains(r.Step.Error, tt.errText) {
-				t.Errorf("status %q (%q), want %q holding %q", r.Step.Status, r.Step.Error, tt.status, tt.errText)
-			}
-			if len(r.Step.Unmapped) != 0 || r.SilentN != 0 {
-				t.Errorf("unmapped %v, %d silent lines; want none", r.Step.Unmapped, r.SilentN)
-			}
-		})
+		t.Run(tt.name, func(t *testing.T) { runStatus(t, tt.in, tt.status, tt.errText) })
 	}
+}
+
+// streamHead is the start of a stream-json run: its init line and the
+// user's prompt.
+func streamHead(prompt string) string {
+	return `{"type":"init","timestamp":"2026-08-20T10:00:00.000Z","session_id":"s1","model":"gemini-3-flash-preview"}` + "\n" +
+		`{"type":"message","timestamp":"2026-08-20T10:00:00.001Z","role":"user","content":"` + prompt + `"}` + "\n"
+}
+
+// runStatus normalizes in with the plugin and checks the run's status,
+// that its error holds errText, and that every line was read (none
+// unmapped, none silent).
+func runStatus(t *testing.T, in, status, errText string) *sdktest.Result {
+	t.Helper()
+	r, err := sdktest.Run(context.Background(), gemini.Plugin, "gemini", []byte(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Step.Status != status || !strings.Contains(r.Step.Error, errText) {
+		t.Errorf("status %q (%q), want %q holding %q", r.Step.Status, r.Step.Error, status, errText)
+	}
+	if len(r.Step.Unmapped) != 0 || r.SilentN != 0 {
+		t.Errorf("unmapped %v, %d silent lines; want none", r.Step.Unmapped, r.SilentN)
+	}
+	return r
 }
