@@ -34,8 +34,9 @@
 //     event decoded whole, 41-42 with outlines.
 //   - /search is twasm search with its filters (--project as the
 //     list's project values: that directory or below it; superseded=1
-//     as --superseded: the hits of runs another holds again too); each hit
-//     links to its run's page at its event. A page of hits whose words
+//     as --superseded: the hits of runs another holds again too, each
+//     marked as the list marks the run); each hit links to its run's
+//     page at its event. A page of hits whose words
 //     and filters match more messages than the index ranks
 //     (index.DefaultRankAmong) says its hits were ranked among the
 //     newest (#ranked). "More hits" is the next page, from the index's

@@ -255,6 +255,26 @@ type hit struct {
 	Display string
 	Pieces  []piece
 	Href    string
+	// Superseded marks a hit of a run another holds again (superseded=1).
+	Superseded bool
+}
+
+// supersededRuns are the runs another holds again and their child runs,
+// which a search finds only when asked (the runs the index's List marks
+// superseded). It reads every run's row: a search asks only when it
+// found such hits.
+func (s *Server) supersededRuns(ctx context.Context) (map[string]bool, error) {
+	runs, _, err := s.opts.Index.List(ctx, index.ListQuery{Superseded: true, Children: true, Limit: 1 << 30})
+	if err != nil {
+		return nil, err
+	}
+	gone := map[string]bool{}
+	for _, r := range runs {
+		if r.Superseded {
+			gone[r.RunID] = true
+		}
+	}
+	return gone, nil
 }
 
 type piece struct {
@@ -317,6 +337,14 @@ func (s *Server) search(w http.ResponseWriter, r *http.Request) {
 		}
 		hits := res.Hits
 		page.RankedAmong = res.RankedAmong
+		// The hits of a run another holds again are marked, as the
+		// list marks the run.
+		var gone map[string]bool
+		if iq.Superseded && len(hits) > 0 {
+			if gone, err = s.supersededRuns(ctx); err != nil {
+				page.Error = err.Error()
+			}
+		}
 		m := s.masker()
 		for _, h := range hits {
 			snippet := h.Snippet
@@ -327,7 +355,7 @@ func (s *Server) search(w http.ResponseWriter, r *http.Request) {
 				h.RunTitle, h.RunName = m.text(h.RunTitle), m.text(h.RunName)
 			}
 			h.Text = ""
-			page.Hits = append(page.Hits, hit{Hit: h, Pieces: pieces(snippet),
+			page.Hits = append(page.Hits, hit{Hit: h, Pieces: pieces(snippet), Superseded: gone[h.RunID],
 				Display: views.DisplayName(views.RunHead{RunID: h.RunID, Name: h.RunName, Title: h.RunTitle, AutoName: views.IsAutoName(h.RunName, h.RunSession)}),
 				Href:    eventHref(h.RunID, h.Seq)})
 		}

@@ -25,7 +25,7 @@ const (
 // serve, as ls, stats and usage count it (views.Superseded): the
 // sessions page lists the synced run alone (and, with ?superseded=1,
 // the recorded one too, marked), a search finds the prompt once (with
-// superseded=1, in both), the usage page counts one session and its
+// superseded=1, in both, the recorded run's hit marked), the usage page counts one session and its
 // tokens once, and the recorded run's own page still opens. Over HTTP,
 // against the real handler. Before, the listing showed both runs and the
 // search found the prompt in both (folded: "and 1 more").
@@ -87,25 +87,32 @@ func TestRecordedAndSyncedListedOnce(t *testing.T) {
 		target string
 		runs   []string // the runs of the hits, in order
 		also   bool     // "and 1 more with the same text"
+		marked []string // the runs of the hits marked superseded
 	}{
-		{"/search?q=xylophone", []string{syncedID}, false},
-		{"/search?q=xylophone&every=1", []string{syncedID}, false},
-		{"/search?q=xylophone&every=1&superseded=1", []string{recordedID, syncedID}, false},
-		{"/search?q=xylophone&superseded=1", []string{syncedID}, true},
+		{"/search?q=xylophone", []string{syncedID}, false, nil},
+		{"/search?q=xylophone&every=1", []string{syncedID}, false, nil},
+		{"/search?q=xylophone&every=1&superseded=1", []string{recordedID, syncedID}, false, []string{recordedID}},
+		{"/search?q=xylophone&superseded=1", []string{syncedID}, true, nil},
 	} {
 		t.Run(tc.target, func(t *testing.T) {
 			body := page(t, tc.target)
-			var got []string
+			var got, marked []string
 			for _, h := range strings.Split(body, `<li class="hit">`)[1:] {
 				for _, id := range []string{recordedID, syncedID} {
 					if strings.Contains(h, `href="/s/`+id) {
 						got = append(got, id)
+						if strings.Contains(h, `class="supmark"`) {
+							marked = append(marked, id)
+						}
 					}
 				}
 			}
 			slices.Sort(got)
 			if !slices.Equal(got, tc.runs) {
 				t.Fatalf("hits in %v, want %v", got, tc.runs)
+			}
+			if !slices.Equal(marked, tc.marked) {
+				t.Fatalf("hits marked superseded in %v, want %v", marked, tc.marked)
 			}
 			if also := strings.Contains(body, "and 1 more with the same text"); also != tc.also {
 				t.Fatalf("folded a hit of another run: %v, want %v", also, tc.also)

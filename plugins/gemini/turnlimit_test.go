@@ -35,8 +35,7 @@ import (
 // its warnings. The CLI stopped the task before it was done: an error,
 // recorded among the step's errors.
 func TestTurnLimit(t *testing.T) {
-	const head = `{"type":"init","timestamp":"2026-08-20T10:00:00.000Z","session_id":"s1","model":"gemini-3-flash-preview"}` + "\n" +
-		`{"type":"message","timestamp":"2026-08-20T10:00:00.001Z","role":"user","content":"Fix every lint warning."}` + "\n" +
+	head := streamHead("Fix every lint warning.") +
 		`{"type":"message","timestamp":"2026-08-20T10:00:01.000Z","role":"assistant","content":"Fixing the first one.","delta":true}` + "\n"
 	limit := `{"type":"error","timestamp":"2026-08-20T10:00:02.000Z","severity":"error","message":"Maximum session turns exceeded"}` + "\n"
 	loop := `{"type":"error","timestamp":"2026-08-20T10:00:02.000Z","severity":"warning","message":"Loop detected, stopping execution"}` + "\n"
@@ -58,19 +57,35 @@ func TestTurnLimit(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r, err := sdktest.Run(context.Background(), gemini.Plugin, "gemini", []byte(tt.in))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if r.Step.Status != tt.status || !strings.Contains(r.Step.Error, tt.errText) {
-				t.Errorf("status %q (%q), want %q holding %q", r.Step.Status, r.Step.Error, tt.status, tt.errText)
-			}
+			r := runStatus(t, tt.in, tt.status, tt.errText)
 			if len(r.Step.Errors) != tt.errors {
 				t.Errorf("errors %v, want %d", r.Step.Errors, tt.errors)
 			}
-			if len(r.Step.Unmapped) != 0 || r.SilentN != 0 {
-				t.Errorf("unmapped %v, %d silent lines; want none", r.Step.Unmapped, r.SilentN)
-			}
 		})
 	}
+}
+
+// streamHead is the start of a stream-json run: its init line and the
+// user's prompt.
+func streamHead(prompt string) string {
+	return `{"type":"init","timestamp":"2026-08-20T10:00:00.000Z","session_id":"s1","model":"gemini-3-flash-preview"}` + "\n" +
+		`{"type":"message","timestamp":"2026-08-20T10:00:00.001Z","role":"user","content":"` + prompt + `"}` + "\n"
+}
+
+// runStatus normalizes in with the plugin and checks the run's status,
+// that its error holds errText, and that every line was read (none
+// unmapped, none silent).
+func runStatus(t *testing.T, in, status, errText string) *sdktest.Result {
+	t.Helper()
+	r, err := sdktest.Run(context.Background(), gemini.Plugin, "gemini", []byte(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Step.Status != status || !strings.Contains(r.Step.Error, errText) {
+		t.Errorf("status %q (%q), want %q holding %q", r.Step.Status, r.Step.Error, status, errText)
+	}
+	if len(r.Step.Unmapped) != 0 || r.SilentN != 0 {
+		t.Errorf("unmapped %v, %d silent lines; want none", r.Step.Unmapped, r.SilentN)
+	}
+	return r
 }

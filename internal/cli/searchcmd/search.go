@@ -76,7 +76,8 @@ archived again, such an archive of a session that is archived whole in
 another run, a run recorded from an agent's output (twasm record) whose
 session twasm sync archived from the agent's store, and the original of a
 renormalize rebuild (unless it was written after the rebuild). --superseded
-finds them too (ls --superseded lists them). Exit 1 when nothing matches,
+finds them too (ls --superseded lists them), each such hit marked
+"(superseded)" ("superseded": true in --json). Exit 1 when nothing matches,
 as grep does.`,
 		Example: `  twasm search "permission denied"
   twasm search --tool Bash --status error pytest
@@ -236,9 +237,17 @@ func Run(ctx context.Context, opts *Options) error {
 	if res.RankedAmong > 0 {
 		fmt.Fprintf(ios.ErrOut, "more than %d messages match: hits ranked among the newest %d (the last indexed); older ones are not shown (search without --limit, or add words or filters, to rank every match)\n", res.RankedAmong, res.RankedAmong)
 	}
+	// With --superseded a hit of a run another holds again is marked,
+	// as serve's list marks the run.
+	var gone map[string]bool
+	if q.Superseded && len(hits) > 0 {
+		if gone, err = supersededRuns(ctx, ix); err != nil {
+			return err
+		}
+	}
 	if opts.JSON {
 		for _, h := range hits {
-			b, _ := json.Marshal(h)
+			b, _ := json.Marshal(jsonHit{Hit: h, Superseded: gone[h.RunID]})
 			fmt.Fprintln(ios.Out, string(b))
 		}
 		return nil
@@ -256,6 +265,9 @@ func Run(ctx context.Context, opts *Options) error {
 		}
 		if h.Injected {
 			what += " (injected)"
+		}
+		if gone[h.RunID] {
+			what += " (superseded)"
 		}
 		if h.Kind == "tool_call" || h.Kind == "tool_result" {
 			if h.Status != "" && h.Status != h.RunStatus || h.Status == "error" {
@@ -285,6 +297,31 @@ func Run(ctx context.Context, opts *Options) error {
 		fmt.Fprintf(ios.ErrOut, "%d hit(s); open one with: twasm view RUN --seq N\n", len(hits))
 	}
 	return nil
+}
+
+// jsonHit is a hit as --json prints it: Superseded marks a hit of a run
+// another holds again, found with --superseded.
+type jsonHit struct {
+	index.Hit
+	Superseded bool `json:"superseded,omitempty"`
+}
+
+// supersededRuns are the runs another holds again and their child runs:
+// what a search leaves out unless asked for them (the runs the index's
+// List marks superseded). It reads every run's row: a search asks only
+// when it found such hits (--superseded).
+func supersededRuns(ctx context.Context, ix *index.Index) (map[string]bool, error) {
+	runs, _, err := ix.List(ctx, index.ListQuery{Superseded: true, Children: true, Limit: 1 << 30})
+	if err != nil {
+		return nil, err
+	}
+	gone := map[string]bool{}
+	for _, r := range runs {
+		if r.Superseded {
+			gone[r.RunID] = true
+		}
+	}
+	return gone, nil
 }
 
 // runName is what a hit's run is called, as ls calls it: its first

@@ -2,7 +2,6 @@ package stats
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -16,6 +15,25 @@ import (
 	"github.com/twasm/twasm/internal/views"
 )
 
+// statsAll is what stats --all --json says of env's storage, counted
+// from the index's digests or from the transcripts.
+func statsAll(t *testing.T, env *cmdtest.Env, digests bool) views.Stats {
+	t.Helper()
+	ios, _, out, _ := iostreams.Test()
+	o := &Options{IO: ios, Load: env.F.LoadTree, List: env.F.ListRuns, All: true, JSON: true}
+	if digests {
+		o.Digests = env.F.RunDigests
+	}
+	if err := runStats(t.Context(), o); err != nil {
+		t.Fatal(err)
+	}
+	var st views.Stats
+	if err := json.Unmarshal(out.Bytes(), &st); err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
 // TestRenormalizedCountedOnce: a session recorded and then rebuilt by
 // renormalize is counted once by stats --all, from the transcripts and
 // from the index (before, the original and its rebuild were both
@@ -24,25 +42,8 @@ import (
 // sync that went on archiving into the original).
 func TestRenormalizedCountedOnce(t *testing.T) {
 	env := cmdtest.New(t)
-	ctx := context.Background()
 	orig := renormtest.Record(t, env, filepath.Join("..", "..", ".."))
-	stats := func(digests bool) views.Stats {
-		t.Helper()
-		ios, _, out, _ := iostreams.Test()
-		o := &Options{IO: ios, Load: env.F.LoadTree, List: env.F.ListRuns, All: true, JSON: true}
-		if digests {
-			o.Digests = env.F.RunDigests
-		}
-		if err := runStats(ctx, o); err != nil {
-			t.Fatal(err)
-		}
-		var st views.Stats
-		if err := json.Unmarshal(out.Bytes(), &st); err != nil {
-			t.Fatal(err)
-		}
-		return st
-	}
-	once := stats(false)
+	once := statsAll(t, env, false)
 	if once.Runs != 2 || once.SubRuns != 1 || once.UsageInAll == nil {
 		t.Fatalf("one recorded session with its sub-agent: %+v", once)
 	}
@@ -71,7 +72,7 @@ func TestRenormalizedCountedOnce(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, digests := range []bool{false, true} {
-				st := stats(digests)
+				st := statsAll(t, env, digests)
 				a, _ := json.Marshal(st.UsageInAll)
 				b, _ := json.Marshal(once.UsageInAll)
 				if st.Runs != once.Runs || st.SubRuns != once.SubRuns || !bytes.Equal(a, b) || st.Superseded != 2 {
@@ -121,25 +122,8 @@ func TestRenormalizedCountedOnce(t *testing.T) {
 // short.
 func TestRenormalizeKilledCountedOnce(t *testing.T) {
 	env := cmdtest.New(t)
-	ctx := context.Background()
 	orig := renormtest.Record(t, env, filepath.Join("..", "..", ".."))
-	stats := func(digests bool) views.Stats {
-		t.Helper()
-		ios, _, out, _ := iostreams.Test()
-		o := &Options{IO: ios, Load: env.F.LoadTree, List: env.F.ListRuns, All: true, JSON: true}
-		if digests {
-			o.Digests = env.F.RunDigests
-		}
-		if err := runStats(ctx, o); err != nil {
-			t.Fatal(err)
-		}
-		var st views.Stats
-		if err := json.Unmarshal(out.Bytes(), &st); err != nil {
-			t.Fatal(err)
-		}
-		return st
-	}
-	once := stats(false)
+	once := statsAll(t, env, false)
 	want, _ := json.Marshal(once.UsageInAll)
 	rebuilt := renormtest.Rebuild(t, env, orig)
 	whole, err := os.ReadFile(renormtest.File(env, rebuilt))
@@ -162,7 +146,7 @@ func TestRenormalizeKilledCountedOnce(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, digests := range []bool{false, true} {
-			st := stats(digests)
+			st := statsAll(t, env, digests)
 			got, _ := json.Marshal(st.UsageInAll)
 			if st.Runs != once.Runs || !bytes.Equal(got, want) {
 				t.Errorf("the rebuild cut at line %d of %d (index %v): runs %d, usage %s; want the original once: runs %d, usage %s",

@@ -4,13 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/twasm/twasm/internal/archive"
-	"github.com/twasm/twasm/internal/rawfile"
 	"github.com/twasm/twasm/internal/testing/clitest"
 )
 
@@ -35,40 +33,6 @@ func doctorDamaged(t *testing.T, h *clitest.Home) map[string]archive.RawDamage {
 		out[d.RunID] = d
 	}
 	return out
-}
-
-// damageRaw changes one byte of a run's raw capture on disk, at the
-// first occurrence of old (the same length as new), as a disk or a
-// wrong write might: its bytes are no longer those its part states.
-func damageRaw(t *testing.T, stor, runID, old, new string) {
-	t.Helper()
-	dir := filepath.Join(stor, "raw", runID)
-	ents, err := os.ReadDir(dir)
-	if err != nil || len(ents) != 1 {
-		t.Fatalf("raw captures of %s: %v %v", runID, ents, err)
-	}
-	p := filepath.Join(dir, ents[0].Name())
-	b, err := rawfile.ReadFile(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Contains(b, []byte(old)) {
-		t.Fatalf("%s holds no %q", p, old)
-	}
-	b = bytes.Replace(b, []byte(old), []byte(new), 1)
-	if err := os.Remove(p); err != nil {
-		t.Fatal(err)
-	}
-	w, err := rawfile.Create(p)
-	if err == nil {
-		_, err = w.Write(b)
-	}
-	if err == nil {
-		err = w.Close()
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
 }
 
 // TestSyncRepair: `twasm doctor` names each session run whose raw
@@ -119,8 +83,8 @@ func TestSyncRepair(t *testing.T) {
 		t.Fatalf("doctor finds damage in a fresh sync: %+v", d)
 	}
 
-	damageRaw(t, h.Stor, keptRun, "kept prompt 3:", "kept prompt 3;")
-	damageRaw(t, h.Stor, goneRun, "gone prompt 1:", "gone prompt 1;")
+	clitest.DamageRaw(t, h.Stor, keptRun, "kept prompt 3:", "kept prompt 3;")
+	clitest.DamageRaw(t, h.Stor, goneRun, "gone prompt 1:", "gone prompt 1;")
 	if err := os.Remove(gonePath); err != nil {
 		t.Fatal(err)
 	}

@@ -5,12 +5,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"os"
 	"path/filepath"
 	"slices"
 	"sort"
 	"testing"
 	"time"
 
+	"github.com/twasm/twasm/internal/rawfile"
 	"github.com/twasm/twasm/transcript"
 )
 
@@ -138,4 +140,36 @@ func ArchivedOf(t testing.TB, runs map[string][]*transcript.Event) map[string][]
 		out[filepath.Base(src.Path)] = append(out[filepath.Base(src.Path)], r)
 	}
 	return out
+}
+
+// DamageRaw changes the first old in the raw capture of run runID under
+// the storage root stor (its one capture file) to new, on disk, as a
+// disk or a wrong write might: its bytes are no longer those its part
+// states.
+func DamageRaw(t testing.TB, stor, runID, old, new string) {
+	t.Helper()
+	dir := filepath.Join(stor, "raw", runID)
+	ents, err := os.ReadDir(dir)
+	if err != nil || len(ents) != 1 {
+		t.Fatalf("raw captures of %s: %v %v", runID, ents, err)
+	}
+	p := filepath.Join(dir, ents[0].Name())
+	b, err := rawfile.ReadFile(p)
+	if err != nil || !bytes.Contains(b, []byte(old)) {
+		t.Fatalf("%s holds no %q (%v)", p, old, err)
+	}
+	b = bytes.Replace(b, []byte(old), []byte(new), 1)
+	if err := os.Remove(p); err != nil {
+		t.Fatal(err)
+	}
+	w, err := rawfile.Create(p)
+	if err == nil {
+		_, err = w.Write(b)
+	}
+	if err == nil {
+		err = w.Close()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
 }

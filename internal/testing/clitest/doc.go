@@ -11,7 +11,7 @@
 // Its helpers that run no process (a home of agents' stores, an agent's
 // SQLite database, a Claude Code session log made to size, what a
 // storage root archived, a run's events, record's --json summary, a
-// test plugin built to a file) are e2e's too, which calls them instead
+// test plugin built to a file, a run's raw capture damaged) are e2e's too, which calls them instead
 // of copies. Root is found from the test's directory (its nearest
 // go.mod), so a test that changes directory takes an absolute path of
 // it first.

@@ -185,6 +185,66 @@ func (n *newTranscript) count() int {
 	return n.w.count()
 }
 
+// killAt runs twasm with args in h's home and storage and kills it with
+// SIGKILL at a step: once the transcript of a new run archived from src
+// (one that none of the files before it started is) holds lines lines,
+// or, lines 0, once it waits for the transcript lock of locked. The test
+// holds that transcript's lock ("": none) from before twasm starts until
+// it is killed, and fails if twasm ends before the step or does not
+// reach it within hangBound.
+func killAt(t *testing.T, h *fakeHome, src string, lines int, locked string, args ...string) {
+	t.Helper()
+	known := map[string]bool{}
+	paths, _ := filepath.Glob(filepath.Join(h.stor, "transcripts", "*.jsonl"))
+	for _, p := range paths {
+		known[p] = true
+	}
+	var f *os.File
+	if locked != "" {
+		var err error
+		if f, err = os.OpenFile(locked, os.O_RDWR, 0); err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		if err := unix.Flock(int(f.Fd()), unix.LOCK_EX); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := start(t, nil, h.env, append([]string{"--storage", h.stor}, args...)...)
+	exited := make(chan struct{})
+	go func() { _ = p.cmd.Wait(); close(exited) }()
+	w := &newTranscript{stor: h.stor, src: src, known: known}
+	reached := func() bool {
+		if lines > 0 {
+			return w.count() >= lines
+		}
+		return lockWaited(t, f)
+	}
+	for deadline := time.Now().Add(hangBound); !reached(); {
+		select {
+		case <-exited:
+			t.Fatalf("twasm %s ended before the step: %s%s", strings.Join(args, " "), p.out, p.errOut)
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("twasm %s never reached the step (%d lines of the new run)", strings.Join(args, " "), w.count())
+		}
+		time.Sleep(time.Millisecond)
+	}
+	_ = p.cmd.Process.Signal(syscall.SIGKILL)
+	<-exited
+	t.Logf("killed at %d lines of the new run", w.count())
+}
+
+// loseLedger removes h's archive ledger, as a storage that lost it
+// (the next sync rebuilds it from the transcripts).
+func loseLedger(t *testing.T, h *fakeHome) {
+	t.Helper()
+	if err := os.Remove(filepath.Join(h.stor, "archive", "ledger.jsonl")); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // lockWaited reports whether a writer waits for the transcript lock of
 // the file f names: the recorder signals its wait with an OFD read lock on
 // one byte at 1<<62 (recorder/lease.go), which a write lock's test there
@@ -348,53 +408,13 @@ func TestKilledSubAgentRelink(t *testing.T) {
 					h := newFakeHome(t)
 					firstRun := firstSync(h)
 					then(h)
-					known := map[string]bool{}
-					paths, _ := filepath.Glob(filepath.Join(h.stor, "transcripts", "*.jsonl"))
-					for _, p := range paths {
-						known[p] = true
-					}
-					var f *os.File
+					locked := ""
 					if k.lock {
-						var err error
-						if f, err = os.OpenFile(firstRun, os.O_RDWR, 0); err != nil {
-							t.Fatal(err)
-						}
-						defer f.Close()
-						if err := unix.Flock(int(f.Fd()), unix.LOCK_EX); err != nil {
-							t.Fatal(err)
-						}
+						locked = firstRun
 					}
-					p := start(t, nil, h.env, "--storage", h.stor, "sync")
-					exited := make(chan struct{})
-					go func() { _ = p.cmd.Wait(); close(exited) }()
-					w := &newTranscript{stor: h.stor, src: filepath.Join(h.dir, c.sub), known: known}
-					reached := func() bool {
-						if k.lines > 0 {
-							return w.count() >= k.lines
-						}
-						return lockWaited(t, f)
-					}
-					for deadline := time.Now().Add(hangBound); !reached(); {
-						select {
-						case <-exited:
-							t.Fatalf("the sync ended before the step: %s%s", p.out, p.errOut)
-						default:
-						}
-						if time.Now().After(deadline) {
-							t.Fatalf("the sync never reached the step (%d lines of the new run)", w.count())
-						}
-						time.Sleep(time.Millisecond)
-					}
-					_ = p.cmd.Process.Signal(syscall.SIGKILL)
-					<-exited
-					t.Logf("killed at %d lines of the new run", w.count())
-					if f != nil {
-						f.Close()
-					}
+					killAt(t, h, filepath.Join(h.dir, c.sub), k.lines, locked, "sync")
 					if k.lost {
-						if err := os.Remove(filepath.Join(h.stor, "archive", "ledger.jsonl")); err != nil {
-							t.Fatal(err)
-						}
+						loseLedger(t, h)
 					}
 					r := h.ok("sync")
 					t.Logf("then: %s%s", r.out, r.errOut)
@@ -405,7 +425,7 @@ func TestKilledSubAgentRelink(t *testing.T) {
 					if d := h.ok("doctor", "--json"); strings.Contains(d.out, "interrupted") {
 						t.Errorf("doctor still sees an interrupted archive: %s", d.out)
 					}
-					paths, _ = filepath.Glob(filepath.Join(h.stor, "transcripts", "*.jsonl"))
+					paths, _ := filepath.Glob(filepath.Join(h.stor, "transcripts", "*.jsonl"))
 					if v := h.run(append([]string{"validate"}, paths...)...); v.code != 0 {
 						t.Errorf("validate: %v", v)
 					}

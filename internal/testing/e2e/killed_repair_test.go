@@ -1,51 +1,14 @@
 package e2e
 
 import (
-	"bytes"
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
-	"golang.org/x/sys/unix"
-
-	"github.com/twasm/twasm/internal/rawfile"
 	"github.com/twasm/twasm/internal/testing/clitest"
 )
-
-// damageRawCapture changes the first old in the raw capture of run
-// runID (its one capture) to new, on disk, as a disk or a wrong write
-// might: its bytes are no longer those its part states.
-func damageRawCapture(t *testing.T, stor, runID, old, new string) {
-	t.Helper()
-	dir := filepath.Join(stor, "raw", runID)
-	ents, err := os.ReadDir(dir)
-	if err != nil || len(ents) != 1 {
-		t.Fatalf("raw captures of %s: %v %v", runID, ents, err)
-	}
-	p := filepath.Join(dir, ents[0].Name())
-	b, err := rawfile.ReadFile(p)
-	if err != nil || !bytes.Contains(b, []byte(old)) {
-		t.Fatalf("%s holds no %q (%v)", p, old, err)
-	}
-	b = bytes.Replace(b, []byte(old), []byte(new), 1)
-	if err := os.Remove(p); err != nil {
-		t.Fatal(err)
-	}
-	w, err := rawfile.Create(p)
-	if err == nil {
-		_, err = w.Write(b)
-	}
-	if err == nil {
-		err = w.Close()
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-}
 
 // TestKilledRepair: `twasm sync --repair` archives a Claude Code session
 // whose run's raw capture is damaged again, whole, into a new run (its
@@ -119,62 +82,20 @@ func TestKilledRepair(t *testing.T) {
 			sess, sub := setup(h)
 			first := h.ok("sync").out
 			oldSess, oldSub := runOf(first, sess), runOf(first, sub)
-			damageRawCapture(t, h.stor, oldSess, "main prompt 1:", "main prompt 1;")
-			known := map[string]bool{}
-			paths, _ := filepath.Glob(filepath.Join(h.stor, "transcripts", "*.jsonl"))
-			for _, p := range paths {
-				known[p] = true
-			}
-			var f *os.File
-			if k.lines == 0 {
-				locked := oldSub
-				if k.lockSession {
-					locked = oldSess
-				}
-				var err error
-				if f, err = os.OpenFile(transcriptPath(h.stor, locked), os.O_RDWR, 0); err != nil {
-					t.Fatal(err)
-				}
-				defer f.Close()
-				if err := unix.Flock(int(f.Fd()), unix.LOCK_EX); err != nil {
-					t.Fatal(err)
-				}
-			}
-			p := start(t, nil, h.env, "--storage", h.stor, "sync", "--repair")
-			exited := make(chan struct{})
-			go func() { _ = p.cmd.Wait(); close(exited) }()
-			src := sess
+			clitest.DamageRaw(t, h.stor, oldSess, "main prompt 1:", "main prompt 1;")
+			src, locked := sess, ""
 			if k.watchSub {
 				src = sub
 			}
-			w := &newTranscript{stor: h.stor, src: src, known: known}
-			reached := func() bool {
-				if k.lines > 0 {
-					return w.count() >= k.lines
+			if k.lines == 0 {
+				locked = transcriptPath(h.stor, oldSub)
+				if k.lockSession {
+					locked = transcriptPath(h.stor, oldSess)
 				}
-				return lockWaited(t, f)
 			}
-			for deadline := time.Now().Add(hangBound); !reached(); {
-				select {
-				case <-exited:
-					t.Fatalf("the repair ended before the step: %s%s", p.out, p.errOut)
-				default:
-				}
-				if time.Now().After(deadline) {
-					t.Fatalf("the repair never reached the step (%d lines of the new run)", w.count())
-				}
-				time.Sleep(time.Millisecond)
-			}
-			_ = p.cmd.Process.Signal(syscall.SIGKILL)
-			<-exited
-			t.Logf("killed at %d lines of the new run", w.count())
-			if f != nil {
-				f.Close()
-			}
+			killAt(t, h, src, k.lines, locked, "sync", "--repair")
 			if k.lost {
-				if err := os.Remove(filepath.Join(h.stor, "archive", "ledger.jsonl")); err != nil {
-					t.Fatal(err)
-				}
+				loseLedger(t, h)
 			}
 			r := h.ok("sync")
 			t.Logf("then: %s%s", r.out, r.errOut)
