@@ -239,8 +239,10 @@ func writeHeldRuns(t *testing.T, dir string, runs []heldRun, at, base time.Time)
 // TestHeldAfterUpdates: Held (what List and Search leave out) stays what
 // it is for an index built from nothing as the runs that decide it come,
 // change or go one update after another: the held table is kept by each
-// write for the runs it concerns, a run among them or not. Each case's
-// steps are the storage after each update, the runs held after it.
+// write for the runs it concerns, a run among them or not, and read
+// as kept (before, every listing and search decided it again from the
+// runs sharing a session with a recorded run). Each case's steps are
+// the storage after each update, the runs held after it.
 func TestHeldAfterUpdates(t *testing.T) {
 	s1, s12 := [][2]string{{"claude", "s1"}}, [][2]string{{"claude", "s1"}, {"claude", "s2"}}
 	t1 := [][2]string{{"codex", "t1"}}
@@ -338,6 +340,15 @@ func TestHeldAfterUpdates(t *testing.T) {
 				}
 				require.NoError(t, fx.Close())
 			}
+			// A listing or a search reads the answer kept, not what
+			// decides it: the same without the rows it was decided by.
+			want, err := ix.Held(ctx)
+			require.NoError(t, err)
+			_, err = ix.db.ExecContext(ctx, `DELETE FROM sessions; DELETE FROM rebuilt`)
+			require.NoError(t, err)
+			held, err := ix.Held(ctx)
+			require.NoError(t, err)
+			assert.ElementsMatch(t, slices.Collect(maps.Keys(want)), slices.Collect(maps.Keys(held)), "Held read from what it keeps")
 		})
 	}
 }
