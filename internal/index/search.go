@@ -769,9 +769,9 @@ func (q Query) rankAmong() int {
 }
 
 // goneSQL names, as the common table gone(id), the runs another holds
-// again (the superseded table, and Held's runs: its one argument, a JSON
-// array of run ids) and their child runs, down every level: what
-// searches and listings leave out.
+// again (the superseded table, and Held's runs: the held table) and
+// their child runs, down every level: what searches and listings leave
+// out.
 const goneSQL = `WITH RECURSIVE gone(id) AS (SELECT run_id FROM superseded UNION ALL SELECT run_id FROM held
   UNION SELECT r2.run_id FROM runs r2 JOIN gone ON r2.parent_run_id = gone.id)`
 
