@@ -142,11 +142,20 @@
 // rebuild (or the rebuild, when the original's tree was written after
 // it). The index notes what that rule reads of each run (the sessions
 // its agent steps name, the sessions table; the run a rebuild was made
-// from, rebuilt; whether it archives a session, runs.session), and Held
-// applies views.Superseded itself to the runs it can concern (those
-// naming a session a recorded run names too, the rebuilds and their
-// originals) when a listing or a search asks: no run is read, and the
-// answer is the rule's, never a copy of it that could drift.
+// from, rebuilt; whether it archives a session, runs.session), and
+// applies views.Superseded itself (heldOf) as it indexes: each write
+// transaction decides the rule again for every run its changes can
+// concern (refreshHeld: the runs changed, those their rebuilds link
+// them to, their ancestors, whose trees' times they are part of, and
+// the runs naming a session whose holders changed, or which a recorded
+// run and another came to name or stopped naming) and keeps the answer
+// in the held table, which List and Search read (Held). The answer is
+// the rule's, applied to the runs that decide it (TestHeldAfterUpdates:
+// what a build from nothing holds, after every update), and a search
+// no longer applies it to every run sharing a session with a recorded
+// one (on 9,347 runs of BenchmarkSearchIndex's archive, 157 MiB, whose
+// copies of the same recorded sessions all share them, a query took
+// 179-204 ms of CPU doing so, and 21-27 ms since; grep -rlF 269 ms).
 // ListQuery.Superseded and Query.Superseded list and find them too
 // (ListedRun.Superseded marks them).
 //
@@ -171,10 +180,11 @@
 //     database, is damaged or has another schema is deleted and rebuilt,
 //     and Open says why; an earlier schema that differs from this one by
 //     its SQL indexes alone is migrated in place instead, in one
-//     transaction (migrations: none today, since schema 14 reads what
-//     13 did not of every run, the sessions its agent steps name and the
-//     run a rebuild was made from, and needs a rebuild, as 13's change of
-//     what goes into fts did, and 12's, 11's and 10's). Whose file index.db is is decided
+//     transaction (migrations: none today, since schema 15 keeps what
+//     Held decides (held, sessions.flags), which 14 decided on every
+//     search, and needs a rebuild, as 14's reading of what 13 did not
+//     read of every run did, and 13's change of what goes into fts,
+//     and 12's, 11's and 10's). Whose file index.db is is decided
 //     before anything writes to it: a link (symbolic or hard) at
 //     index.db or at its -wal or -shm, or a database holding other
 //     tables (read read-only, as an immutable file), is not the index:

@@ -19,7 +19,7 @@ import (
 // to this one. A change both an older and a newer twasm read alike is
 // not one: a settled tool call's call id, cleared since schema 10 was
 // first built (docs.call_id), left it at 10.
-const schemaVersion = "14"
+const schemaVersion = "15"
 
 // migration brings an index of one schema version to the next without
 // reading a transcript again: a change of the tables alone (an index of
@@ -27,7 +27,11 @@ const schemaVersion = "14"
 type migration struct{ to, sql string }
 
 // migrations by the version they start from; an index of a version not
-// here (nor this twasm's) is rebuilt. None today: schema 14 notes the
+// here (nor this twasm's) is rebuilt. None today: schema 15 keeps
+// Held's answer (the held table, and sessions.flags by which a write
+// finds the runs its changes concern), decided as runs are indexed,
+// where 14 decided it on every listing and search: an index of 14 is
+// rebuilt so that every run has them. Schema 14 notes the
 // agent sessions a run's steps name (sessions) and the run a rebuild was
 // made from (rebuilt), which 13 did not read: an index of 13 is rebuilt
 // so that every run has them. Schema 13 indexes an
@@ -181,13 +185,21 @@ CREATE INDEX superseded_src ON superseded(src);
 -- run recorded from an agent's output whose sessions a run archived from
 -- the agent's store holds, the original of a rebuild, are left out of
 -- listings and searches as ls, stats and usage leave them out.
-CREATE TABLE sessions(key TEXT NOT NULL, run_id TEXT NOT NULL, PRIMARY KEY(key, run_id)) WITHOUT ROWID;
+-- flags: what the rule asks of the run naming the session (sessRecorded:
+-- a top-level run not archived from an agent's store; sessHolds: a
+-- top-level run that may hold a recorded run's sessions, archived or a
+-- rebuild), kept with the run's rows (refreshHeld) so that a session
+-- named by many runs is not read whole; sessions_holds finds the runs
+-- that may hold a session.
+CREATE TABLE sessions(key TEXT NOT NULL, run_id TEXT NOT NULL, flags INTEGER NOT NULL DEFAULT 0, PRIMARY KEY(key, run_id)) WITHOUT ROWID;
 CREATE INDEX sessions_run ON sessions(run_id);
+CREATE INDEX sessions_holds ON sessions(key) WHERE flags & 2;
 CREATE TABLE rebuilt(run_id TEXT PRIMARY KEY, from_run TEXT NOT NULL) WITHOUT ROWID;
 CREATE INDEX rebuilt_from ON rebuilt(from_run);
--- runs_recorded: the top-level runs not archived from an agent's store
--- (recorded, or begun by twasm run), whose sessions Held looks up.
-CREATE INDEX runs_recorded ON runs(run_id) WHERE session = 0 AND parent_run_id = '';
+-- held: the runs views.Superseded finds another stands for (Held), as
+-- decided when the runs that decide it were indexed (refreshHeld), so
+-- that a listing or a search reads this and no run.
+CREATE TABLE held(run_id TEXT PRIMARY KEY) WITHOUT ROWID;
 -- watch: the runs being written, as the change journal says (an open
 -- entry, by its nonce, without its close), and runs found new in a
 -- listing that no journal entry names (nonce 'list:' and the run id),

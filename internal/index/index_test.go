@@ -949,7 +949,8 @@ func TestSameTextOtherToolNotShared(t *testing.T) {
 }
 
 // copyTranscripts copies root's transcripts into a new storage root
-// without its index, and returns it.
+// without its index, their times kept (Held's rule reads when a tree
+// was written), and returns it.
 func copyTranscripts(t *testing.T, root string) string {
 	t.Helper()
 	dst := t.TempDir()
@@ -959,7 +960,11 @@ func copyTranscripts(t *testing.T, root string) string {
 	for _, f := range files {
 		b, err := os.ReadFile(f)
 		require.NoError(t, err)
-		require.NoError(t, os.WriteFile(filepath.Join(dst, "transcripts", filepath.Base(f)), b, 0o600))
+		info, err := os.Stat(f)
+		require.NoError(t, err)
+		to := filepath.Join(dst, "transcripts", filepath.Base(f))
+		require.NoError(t, os.WriteFile(to, b, 0o600))
+		require.NoError(t, os.Chtimes(to, info.ModTime(), info.ModTime()))
 	}
 	return dst
 }

@@ -33,13 +33,12 @@ func TestOpenRebuilds(t *testing.T) {
 			require.NoError(t, err)
 			require.NoError(t, db.Close())
 		}},
-		{"the previous schema", "index schema 13, this twasm writes 14", func(t *testing.T, path string) {
-			// Schema 13 (no sessions nor rebuilt table: what a run's
-			// agent steps name and what a rebuild was made from were
-			// not read; the tables here are fewer still): rebuilt.
+		{"the previous schema", "index schema 14, this twasm writes 15", func(t *testing.T, path string) {
+			// Schema 14 (no held table: Held was decided by every
+			// search; the tables here are fewer still): rebuilt.
 			db, err := sql.Open("sqlite", "file:"+path)
 			require.NoError(t, err)
-			_, err = db.Exec(`CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL); INSERT INTO meta VALUES('schema', '13');
+			_, err = db.Exec(`CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL); INSERT INTO meta VALUES('schema', '14');
 CREATE TABLE runs(rid INTEGER PRIMARY KEY, run_id TEXT NOT NULL UNIQUE); CREATE TABLE docs(id INTEGER PRIMARY KEY, rid INTEGER NOT NULL, thash INTEGER NOT NULL);
 CREATE VIRTUAL TABLE fts USING fts5(text, tags, content = '', contentless_delete = 1)`)
 			require.NoError(t, err)
@@ -77,14 +76,14 @@ CREATE VIRTUAL TABLE fts USING fts5(text, tags, content = '', contentless_delete
 	assert.Error(t, err)
 }
 
-// TestOpenMigrates: with a migration from 13 that adds runs_project (a
-// change of the SQL indexes alone, as a migration may make; schema 14
-// changed more, see migrations), an index of "schema 13" (this one
-// without runs_project) is brought to 14 in place: not rebuilt, its runs
+// TestOpenMigrates: with a migration from 14 that adds runs_project (a
+// change of the SQL indexes alone, as a migration may make; schema 15
+// changed more, see migrations), an index of "schema 14" (this one
+// without runs_project) is brought to 15 in place: not rebuilt, its runs
 // kept without reading a transcript again, the index there, the
 // projects the same; an index that cannot be migrated is rebuilt,
 // saying why; and without the migration (Open, today's migrations), an
-// index of 13 is rebuilt.
+// index of 14 is rebuilt.
 func TestOpenMigrates(t *testing.T) {
 	ctx := context.Background()
 	root := t.TempDir()
@@ -97,15 +96,15 @@ func TestOpenMigrates(t *testing.T) {
 	want, err := ix.Projects(ctx)
 	require.NoError(t, err)
 	require.NoError(t, ix.Close())
-	schema13 := func(t *testing.T, extra string) {
+	schema14 := func(t *testing.T, extra string) {
 		db, err := sql.Open("sqlite", "file:"+File(root))
 		require.NoError(t, err)
-		_, err = db.Exec(`DROP INDEX runs_project; UPDATE meta SET value = '13' WHERE key = 'schema'; ` + extra)
+		_, err = db.Exec(`DROP INDEX runs_project; UPDATE meta SET value = '14' WHERE key = 'schema'; ` + extra)
 		require.NoError(t, err)
 		require.NoError(t, db.Close())
 	}
-	ms := map[string]migration{"13": {"14", `CREATE INDEX runs_project ON runs(parent_run_id, project)`}}
-	schema13(t, "")
+	ms := map[string]migration{"14": {"15", `CREATE INDEX runs_project ON runs(parent_run_id, project)`}}
+	schema14(t, "")
 
 	ix, why, err := openWith(ctx, root, ms)
 	require.NoError(t, err)
@@ -125,24 +124,24 @@ func TestOpenMigrates(t *testing.T) {
 	assert.Equal(t, 0, st.Indexed, "no transcript read again")
 	require.NoError(t, ix.Close())
 
-	// Schema 13 with runs_project already there (made by hand): the
+	// Schema 14 with runs_project already there (made by hand): the
 	// migration fails, and the index is rebuilt.
-	schema13(t, `CREATE INDEX runs_project ON runs(parent_run_id, project)`)
+	schema14(t, `CREATE INDEX runs_project ON runs(parent_run_id, project)`)
 	ix, why, err = openWith(ctx, root, ms)
 	require.NoError(t, err)
-	assert.Contains(t, why, "migrate 13 to 14")
+	assert.Contains(t, why, "migrate 14 to 15")
 	st, err = ix.Update(ctx)
 	require.NoError(t, err)
 	assert.Equal(t, 2, st.Indexed)
 	require.NoError(t, ix.Close())
 
-	// Schema 13 as it is found on users' machines: rebuilt (no
-	// sessions nor rebuilt table).
-	schema13(t, "")
+	// Schema 14 as it is found on users' machines: rebuilt (no held
+	// table).
+	schema14(t, "")
 	ix, why, err = Open(ctx, root)
 	require.NoError(t, err)
 	defer ix.Close()
-	assert.Contains(t, why, "index schema 13, this twasm writes 14")
+	assert.Contains(t, why, "index schema 14, this twasm writes 15")
 	st, err = ix.Update(ctx)
 	require.NoError(t, err)
 	assert.Equal(t, 2, st.Indexed)

@@ -58,8 +58,6 @@ type Query struct {
 	// Superseded finds the hits of runs another holds again too (see
 	// ListQuery.Superseded), which are left out by default.
 	Superseded bool
-	// held is Held's runs as goneSQL reads them (SearchResults).
-	held string
 }
 
 // DefaultRankAmong is how many matches a search ranks at most when its
@@ -298,12 +296,6 @@ func (ix *Index) SearchResults(ctx context.Context, q Query) (Results, error) {
 		return fmt.Errorf("index: search: %w", err)
 	}
 	var res Results
-	if !q.Superseded {
-		var err error
-		if q.held, err = ix.heldJSON(ctx); err != nil {
-			return res, fmt.Errorf("index: search: %w", err)
-		}
-	}
 	// Ranking computes the rank of every match before the first row:
 	// when more than among match, the newest among are ranked. A page
 	// after the first ranks what the first did.
@@ -777,10 +769,10 @@ func (q Query) rankAmong() int {
 }
 
 // goneSQL names, as the common table gone(id), the runs another holds
-// again (the superseded table, and Held's runs: its one argument, a JSON
-// array of run ids) and their child runs, down every level: what
-// searches and listings leave out.
-const goneSQL = `WITH RECURSIVE gone(id) AS (SELECT run_id FROM superseded UNION ALL SELECT value FROM json_each(?)
+// again (the superseded table, and Held's runs: the held table) and
+// their child runs, down every level: what searches and listings leave
+// out.
+const goneSQL = `WITH RECURSIVE gone(id) AS (SELECT run_id FROM superseded UNION ALL SELECT run_id FROM held
   UNION SELECT r2.run_id FROM runs r2 JOIN gone ON r2.parent_run_id = gone.id)`
 
 // searchWhere is the tables a search reads (docs d and runs r, and fts
@@ -805,7 +797,6 @@ func searchWhere(q Query, expr string, words bool) (string, string, []any) {
 	}
 	if !q.Superseded {
 		where = append(where, `d.rid NOT IN (`+goneSQL+` SELECT g.rid FROM runs g WHERE g.run_id IN (SELECT id FROM gone))`)
-		args = append(args, cmp.Or(q.held, "[]"))
 	}
 	from += ` JOIN runs r ON r.rid = d.rid`
 	status := `CASE WHEN d.status != '' THEN d.status ELSE r.status END`

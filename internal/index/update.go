@@ -183,6 +183,9 @@ func (ix *Index) update(ctx context.Context, full bool) (Stats, error) {
 			if err := b.begin(ctx); err != nil {
 				return st, err
 			}
+			if err := b.touchHeld(ctx, id, true); err != nil {
+				return st, err
+			}
 			if err := removeTx(ctx, b.tx, id); err != nil {
 				return st, err
 			}
@@ -421,6 +424,11 @@ type batch struct {
 	// (crossRun: texts), nextText the id of the next one added.
 	textFind, textAdd *sql.Stmt
 	nextText          int64
+	// held are the runs the transaction changes, and before what Held's
+	// rule read of them before it did (touchHeld): what refreshHeld
+	// decides again from before the transaction commits.
+	held   map[string]bool
+	before heldTrace
 }
 
 // docRow is a document's row in docs.
@@ -623,6 +631,10 @@ func (b *batch) commit() error {
 		b.rollback()
 		return fmt.Errorf("index: commit: %w", err)
 	}
+	if err := b.refreshHeld(context.Background()); err != nil {
+		b.rollback()
+		return fmt.Errorf("index: commit: %w", err)
+	}
 	b.closeStmts()
 	if b.ix.pending != defaultPendingBytes {
 		if _, err := b.tx.Exec(`INSERT INTO fts(fts, rank) VALUES('hashsize', ?)`, defaultPendingBytes); err != nil {
@@ -640,7 +652,7 @@ func (b *batch) commit() error {
 
 // rollback abandons the open transaction, if any.
 func (b *batch) rollback() {
-	b.rows = b.rows[:0]
+	b.rows, b.held, b.before = b.rows[:0], nil, heldTrace{}
 	if b.tx != nil {
 		b.closeStmts()
 		b.tx.Rollback()
@@ -886,6 +898,9 @@ func (ix *Index) updateFile(ctx context.Context, b *batch, path, id string, row 
 	}
 	if row != nil && row.size == size && row.mtime == mtime {
 		return nil
+	}
+	if err := b.touchHeld(sctx, id, row != nil); err != nil {
+		return err
 	}
 	from := int64(0)
 	if row != nil && size >= row.indexed && seqAt(f, row.indexed) == row.lastSeq {
