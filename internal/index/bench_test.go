@@ -356,7 +356,7 @@ func BenchmarkListPage(b *testing.B) {
 				b.Fatal(q, err, len(runs))
 			}
 		}
-		if _, err := ix.Facets(ctx); err != nil {
+		if _, err := ix.Facets(ctx, false); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -365,3 +365,40 @@ func listedIDs(page []ListedRun) []string {
 	}
 	return out
 }
+
+// TestFacetsLeaveHeldOut: the values the listing's filters offer are
+// those of the runs it lists: a value only a run another holds again
+// has (a rebuild's original, a run whose end names the run holding it)
+// is offered only when superseded runs are listed too.
+func TestFacetsLeaveHeldOut(t *testing.T) {
+	at := time.Date(2026, 8, 1, 10, 0, 0, 0, time.UTC)
+	tests := []struct {
+		name         string
+		runs         []heldRun
+		shown, every []string // providers offered by default, with superseded
+	}{
+		{"none held", []heldRun{{steps: [][2]string{{"codex", "t1"}}}, {steps: [][2]string{{"claude", "c1"}}}},
+			[]string{"claude", "codex"}, []string{"claude", "codex"}},
+		{"a rebuild's original", []heldRun{{steps: [][2]string{{"codex", "t1"}}}, {from: 1, done: true, touched: true, steps: [][2]string{{"claude", "t1"}}}},
+			[]string{"claude"}, []string{"claude", "codex"}},
+		{"a run whose end names the run holding it", []heldRun{{ended: true, steps: [][2]string{{"pi", "p1"}}}, {steps: [][2]string{{"qwen", "q1"}}}},
+			[]string{"qwen"}, []string{"pi", "qwen"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			root := t.TempDir()
+			dir := filepath.Join(root, "transcripts")
+			require.NoError(t, os.MkdirAll(dir, 0o700))
+			writeHeldRuns(t, dir, tt.runs, at, time.Now().Add(-time.Hour))
+			ix, _ := openUpdated(t, root)
+			for _, c := range []struct {
+				superseded bool
+				want       []string
+			}{{false, tt.shown}, {true, tt.every}} {
+				f, err := ix.Facets(context.Background(), c.superseded)
+				require.NoError(t, err)
+				assert.Equal(t, c.want, f.Providers, "providers offered, superseded %v", c.superseded)
+			}
+		})
+	}
+}

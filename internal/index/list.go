@@ -167,10 +167,17 @@ type Facets struct {
 }
 
 // Facets returns the distinct providers, models, projects and statuses
-// of the top-level runs.
-func (ix *Index) Facets(ctx context.Context) (Facets, error) {
+// of the top-level runs a listing shows: without those another holds
+// again (the superseded and held tables, as List leaves them out),
+// unless superseded asks for every run (ListQuery.Superseded). A value
+// only a held run has is not offered where choosing it lists nothing.
+func (ix *Index) Facets(ctx context.Context, superseded bool) (Facets, error) {
 	var f Facets
-	rows, err := ix.db.QueryContext(ctx, `SELECT DISTINCT providers, models, project, status FROM runs WHERE parent_run_id = ''`)
+	q := `SELECT DISTINCT providers, models, project, status FROM runs WHERE parent_run_id = ''`
+	if !superseded {
+		q += ` AND run_id NOT IN (SELECT run_id FROM superseded UNION ALL SELECT run_id FROM held)`
+	}
+	rows, err := ix.db.QueryContext(ctx, q)
 	if err != nil {
 		return f, fmt.Errorf("index: %w", err)
 	}

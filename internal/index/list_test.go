@@ -98,7 +98,7 @@ func TestListPages(t *testing.T) {
 	viewstest.WriteFile(t, filepath.Join(dir, "10000000-0000-4000-8000-00000000000c.jsonl"), child.Bytes(t))
 	_, err = ix.Update(ctx)
 	require.NoError(t, err)
-	f, err := ix.Facets(ctx)
+	f, err := ix.Facets(ctx, false)
 	require.NoError(t, err)
 	assert.Equal(t, []string{"/home/me/a", "/home/me/b"}, f.Projects)
 	projects, err := ix.Projects(ctx)

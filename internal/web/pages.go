@@ -91,9 +91,10 @@ func (s *Server) renderStatus(w http.ResponseWriter, code int, name string, data
 
 // facets are the values the filters offer, masked with --redact (a
 // value masked then selects nothing: better than serving a secret in a
-// path).
-func (s *Server) facets(ctx context.Context, m masker) index.Facets {
-	f, err := s.opts.Index.Facets(ctx)
+// path): those of the runs listed by default, or of every run when
+// superseded (?superseded=1) lists those another holds again too.
+func (s *Server) facets(ctx context.Context, m masker, superseded bool) index.Facets {
+	f, err := s.opts.Index.Facets(ctx, superseded)
 	if err != nil {
 		s.opts.Logger.Warn("facets", "err", err)
 	}
@@ -156,7 +157,7 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request) {
 			page.Error = err.Error()
 		}
 	}
-	page.Facets = s.facets(ctx, m)
+	page.Facets = s.facets(ctx, m, lq.Superseded)
 	sums := s.summaries(ctx, runs)
 	lastDay := ""
 	for _, lr := range runs {
@@ -292,7 +293,7 @@ func (s *Server) search(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	q := r.URL.Query()
 	page := searchPage{Query: q, Text: q.Get("q")}
-	page.Facets = s.facets(ctx, s.masker())
+	page.Facets = s.facets(ctx, s.masker(), q.Get("superseded") != "")
 	iq := index.Query{Text: q.Get("q"), Provider: q.Get("provider"), Model: q.Get("model"), Status: q.Get("status"),
 		Run: q.Get("run"), Tool: q.Get("tool"), Kind: q.Get("type"), Role: q.Get("role"), Limit: searchPageSize,
 		Every: q.Get("every") != "", MarkOpen: markOpen, MarkClose: markClose, WithText: s.opts.Redact, RankAmong: s.rankAmong,

@@ -104,7 +104,7 @@ func (s *Server) usage(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	ctx := r.Context()
 	s.update(ctx)
-	page := usagePage{Query: q, Facets: s.facets(ctx, s.masker())}
+	page := usagePage{Query: q, Facets: s.facets(ctx, s.masker(), false)} // usage counts no run another holds again
 	if s.opts.Usage == nil {
 		page.Error = "usage is not available from this server"
 		s.renderStatus(w, http.StatusNotFound, "usage.html", page)
