@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/twasm/twasm/transcript"
@@ -159,7 +160,9 @@ type tier struct {
 // Version names the table as a cost's provenance says it: name@date.
 func (t *Table) Version() string { return t.Name + "@" + t.Date }
 
-var dateRE = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}$`)
+// dateRE and dateSuffix are compiled on first use, not when the process
+// starts: every twasm command links this package, few read prices.
+var dateRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\d{4}-\d{2}-\d{2}$`) })
 
 // Parse reads and checks a price file: its schema, a name and a date, and
 // for every model an id, a provider, input and output rates, rates that
@@ -198,7 +201,7 @@ func Parse(data []byte) (*Table, error) {
 	if t.Name == "" {
 		return nil, errors.New("prices: no name")
 	}
-	if _, err := time.Parse(time.DateOnly, t.Date); err != nil || !dateRE.MatchString(t.Date) {
+	if _, err := time.Parse(time.DateOnly, t.Date); err != nil || !dateRE().MatchString(t.Date) {
 		return nil, fmt.Errorf("prices: date %q is not YYYY-MM-DD", t.Date)
 	}
 	if len(t.Models) == 0 {
@@ -323,7 +326,7 @@ func (m *Model) check() error {
 			return fmt.Errorf("source %q is not an https URL", s)
 		}
 	}
-	if !dateRE.MatchString(m.Checked) {
+	if !dateRE().MatchString(m.Checked) {
 		return fmt.Errorf("checked %q is not YYYY-MM-DD", m.Checked)
 	}
 	var err error
@@ -441,12 +444,12 @@ func ParseUSD(s string) (int64, error) {
 	return w*1e6 + f, nil
 }
 
-var dateSuffix = regexp.MustCompile(`-(\d{8}|\d{4}-\d{2}-\d{2})$`)
+var dateSuffix = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`-(\d{8}|\d{4}-\d{2}-\d{2})$`) })
 
 // Normalize is the form model names are matched in: lower case, without
 // a "vendor/" prefix, a "[...]" suffix or a date suffix.
 func Normalize(name string) string {
-	return dateSuffix.ReplaceAllString(undated(name), "")
+	return dateSuffix().ReplaceAllString(undated(name), "")
 }
 
 // undated is name as Normalize makes it but with its date suffix kept.

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/twasm/twasm/transcript"
 )
@@ -18,9 +19,13 @@ type FileChange struct {
 	Op   string `json:"op"`
 }
 
+// patchFileLine and diffFileLine are compiled on first use, not when the
+// process starts: every twasm command links this package.
 var (
-	patchFileLine = regexp.MustCompile(`(?m)^\*\*\* (Add|Update|Delete) File: (.+)$`)
-	diffFileLine  = regexp.MustCompile(`(?m)^\+\+\+ b/(.+)$`)
+	patchFileLine = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?m)^\*\*\* (Add|Update|Delete) File: (.+)$`)
+	})
+	diffFileLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)^\+\+\+ b/(.+)$`) })
 )
 
 // ToolFiles returns the files a tool call writes, each once, in the order
@@ -86,11 +91,11 @@ func ToolFiles(t *transcript.ToolPayload) []FileChange {
 	text := string(t.Input) + "\n" + t.Command
 	if strings.Contains(text, "*** Begin Patch") {
 		unq := strings.ReplaceAll(text, `\n`, "\n")
-		for _, m := range patchFileLine.FindAllStringSubmatch(unq, -1) {
+		for _, m := range patchFileLine().FindAllStringSubmatch(unq, -1) {
 			add(strings.Trim(m[2], `"\`), strings.ToLower(m[1]))
 		}
 	}
-	for _, m := range diffFileLine.FindAllStringSubmatch(strings.ReplaceAll(text, `\n`, "\n"), -1) {
+	for _, m := range diffFileLine().FindAllStringSubmatch(strings.ReplaceAll(text, `\n`, "\n"), -1) {
 		add(m[1], "diff")
 	}
 	return out

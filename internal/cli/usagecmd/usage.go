@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -102,10 +103,16 @@ transcripts that changed since.`,
 	return cmd
 }
 
+// dayOnly and wallClock are compiled on first use, not when the process
+// starts: every twasm command links this package, few read --since.
 var (
-	dayOnly = regexp.MustCompile(`^(\d{8}|\d{4}-\d{2}-\d{2}|today|yesterday)$`)
+	dayOnly = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^(\d{8}|\d{4}-\d{2}-\d{2}|today|yesterday)$`)
+	})
 	// wallClock is a time with no zone of its own: read in --timezone.
-	wallClock = regexp.MustCompile(`^(\d{8}|\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2})?)?|today|yesterday)$`)
+	wallClock = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^(\d{8}|\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2})?)?|today|yesterday)$`)
+	})
 )
 
 // parseWhen reads --since and --until; a day given as --until includes
@@ -125,13 +132,13 @@ func parseWhen(opts *Options) error {
 			flag string
 			t    *time.Time
 		}{{opts.Since, &opts.Report.Since}, {opts.Until, &opts.Report.Until}} {
-			if wallClock.MatchString(strings.ToLower(w.flag)) {
+			if wallClock().MatchString(strings.ToLower(w.flag)) {
 				t := *w.t
 				*w.t = time.Date(t.Year(), t.Month(), t.Day(), t.Hour(), t.Minute(), t.Second(), t.Nanosecond(), loc)
 			}
 		}
 	}
-	if dayOnly.MatchString(strings.ToLower(opts.Until)) {
+	if dayOnly().MatchString(strings.ToLower(opts.Until)) {
 		opts.Report.Until = opts.Report.Until.AddDate(0, 0, 1)
 	}
 	for _, g := range usage.Groupings {
