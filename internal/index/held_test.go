@@ -116,6 +116,11 @@ func TestHeldAsLsDecides(t *testing.T) {
 			all, marked := listed(ListQuery{Superseded: true})
 			assert.Len(t, all, len(c.runs), "listed with Superseded")
 			assert.ElementsMatch(t, want, marked, "marked superseded")
+			// Gone is what List marks, child runs included.
+			every, everyMarked := listed(ListQuery{Superseded: true, Children: true})
+			gone, err := ix.Gone(ctx)
+			require.NoError(t, err)
+			assert.ElementsMatch(t, everyMarked, slices.Collect(maps.Keys(gone)), "Gone, against List's marks of %v", every)
 
 			found := func(q Query) []string {
 				hits, err := ix.Search(ctx, q)

@@ -260,24 +260,6 @@ type hit struct {
 	Superseded bool
 }
 
-// supersededRuns are the runs another holds again and their child runs,
-// which a search finds only when asked (the runs the index's List marks
-// superseded). It reads every run's row: a search asks only when it
-// found such hits.
-func (s *Server) supersededRuns(ctx context.Context) (map[string]bool, error) {
-	runs, _, err := s.opts.Index.List(ctx, index.ListQuery{Superseded: true, Children: true, Limit: 1 << 30})
-	if err != nil {
-		return nil, err
-	}
-	gone := map[string]bool{}
-	for _, r := range runs {
-		if r.Superseded {
-			gone[r.RunID] = true
-		}
-	}
-	return gone, nil
-}
-
 type piece struct {
 	Text  string
 	Match bool
@@ -342,7 +324,7 @@ func (s *Server) search(w http.ResponseWriter, r *http.Request) {
 		// list marks the run.
 		var gone map[string]bool
 		if iq.Superseded && len(hits) > 0 {
-			if gone, err = s.supersededRuns(ctx); err != nil {
+			if gone, err = s.opts.Index.Gone(ctx); err != nil {
 				page.Error = err.Error()
 			}
 		}

@@ -241,7 +241,7 @@ func Run(ctx context.Context, opts *Options) error {
 	// as serve's list marks the run.
 	var gone map[string]bool
 	if q.Superseded && len(hits) > 0 {
-		if gone, err = supersededRuns(ctx, ix); err != nil {
+		if gone, err = ix.Gone(ctx); err != nil {
 			return err
 		}
 	}
@@ -304,24 +304,6 @@ func Run(ctx context.Context, opts *Options) error {
 type jsonHit struct {
 	index.Hit
 	Superseded bool `json:"superseded,omitempty"`
-}
-
-// supersededRuns are the runs another holds again and their child runs:
-// what a search leaves out unless asked for them (the runs the index's
-// List marks superseded). It reads every run's row: a search asks only
-// when it found such hits (--superseded).
-func supersededRuns(ctx context.Context, ix *index.Index) (map[string]bool, error) {
-	runs, _, err := ix.List(ctx, index.ListQuery{Superseded: true, Children: true, Limit: 1 << 30})
-	if err != nil {
-		return nil, err
-	}
-	gone := map[string]bool{}
-	for _, r := range runs {
-		if r.Superseded {
-			gone[r.RunID] = true
-		}
-	}
-	return gone, nil
 }
 
 // runName is what a hit's run is called, as ls calls it: its first
