@@ -122,6 +122,8 @@ type part struct {
 	exit         sdk.Int
 	noExit       bool   // metadata.exit stated null: the command did not exit by itself
 	background   bool   // metadata.background: a command left running (some forks)
+	signal       string // metadata.structured.signal (v2): the signal that ended the command
+	timedOut     bool   // metadata.structured.timeout (v2): the command ran out of time
 	start, end   string // RFC 3339
 	tokens       sdk.Usage
 	cost         float64
@@ -269,7 +271,7 @@ func (n *normalizer) Line(l *sdk.Line, out *sdk.Out) error {
 	case f[kType].Is("error"):
 		n.setFormat(out, fmtJSON, f[kSessionID].String())
 		e := f[kError]
-		report(e.Get("name").String(), errMessage(e), out)
+		report(errCode(e), errMessage(e), out)
 	case f[kInfo].Kind() == abi.KindObject && f[kMessages].Kind() == abi.KindArray:
 		n.export(f, out)
 	default:
@@ -595,6 +597,16 @@ func (n *normalizer) place(path abi.Value, out *sdk.Out) {
 	}
 }
 
+// errCode is an OpenCode error's code: its name (v1, {name, data}), else
+// its type (the v2 runtime's session error {type, message},
+// schema/session-error.ts).
+func errCode(e abi.Value) string {
+	if name := e.Get("name"); name.Kind() == abi.KindString {
+		return name.String()
+	}
+	return e.Get("type").String()
+}
+
 // errMessage is an OpenCode error's text: data.message, else its name.
 func errMessage(e abi.Value) string {
 	if msg := e.Get("data").Get("message"); msg.Kind() == abi.KindString && msg.String() != "" {
@@ -640,6 +652,14 @@ func (n *normalizer) keep(m *message, id string, p *fields) *part {
 	switch q.typ {
 	case "text", "reasoning":
 		q.text = p[kText].String()
+		if i, ok := find(m.parts, id); ok && n.format == fmtJSON && q.typ == "text" && m.parts[i].typ == "text" && !strings.HasPrefix(q.text, m.parts[i].text) {
+			// run --format json of the v2 runtime prints a text as it
+			// streams, each delta a text line of the same part id
+			// holding that delta alone, then what the deltas lacked
+			// (noninteractive.ts); OpenCode before it printed a text
+			// once, whole, when it ended.
+			q.text = m.parts[i].text + q.text
+		}
 	case "tool":
 		st := n.fState.of(p[kState])
 		q.tool, q.callID, q.status = p[kTool].String(), p[kCallID].String(), known(st[kStatus], statuses)
@@ -650,14 +670,27 @@ func (n *normalizer) keep(m *message, id string, p *fields) *part {
 		q.output = st[kOutput].String()
 		q.errText = st[kError].String()
 		meta := st[kMetadata]
-		q.exit = sdk.IntOf(meta.Get("exit"))
-		q.noExit = meta.Get("exit").Kind() == abi.KindNull
+		exit := meta.Get("exit")
+		if exit.Kind() == abi.KindInvalid {
+			// OpenCode's v2 runtime states how a command ended in the
+			// tool's structured output (run --format json:
+			// metadata.structured, shell.ts {exit?, signal?, timeout?}).
+			so := meta.Get("structured")
+			exit = so.Get("exit")
+			q.signal = so.Get("signal").String()
+			q.timedOut = so.Get("timeout").Truthy()
+		}
+		q.exit = sdk.IntOf(exit)
+		q.noExit = exit.Kind() == abi.KindNull
 		q.background = meta.Get("background").Truthy()
 		q.interrupted = meta.Get("interrupted").Truthy()
 		if o := meta.Get("output"); q.status == "error" && q.interrupted && o.Kind() == abi.KindString {
 			// What a call stopped unfinished had written by then
 			// (OpenCode gives it to the model as the call's output).
 			q.output = o.String()
+		}
+		if _, ok := q.exit.Value(); !ok && !q.noExit && q.status == "completed" {
+			q.exit = exitNotice(q)
 		}
 		t := st[kTime]
 		q.start, q.end = millis(t.Get("start")), millis(t.Get("end"))
@@ -865,9 +898,10 @@ func errorStatus(q *part) string {
 	switch {
 	case strings.HasPrefix(t, "The user rejected permission to use this specific tool call"),
 		strings.HasPrefix(t, "The user has specified a rule which prevents you from using this specific tool call"),
-		t == "The user dismissed this question":
+		strings.HasPrefix(t, "The user dismissed this question"),
+		strings.HasPrefix(t, "Permission denied: "):
 		return "denied"
-	case q.interrupted || t == "Tool execution aborted":
+	case q.interrupted || t == "Tool execution aborted" || strings.HasPrefix(t, "Tool execution interrupted"):
 		return "cancelled"
 	}
 	return "error"
@@ -900,10 +934,52 @@ func stopped(q *part) (status, why string) {
 	if (strings.HasPrefix(last, "(Command timed out after ") && strings.HasSuffix(last, ")")) || last == "(Command was aborted)" {
 		return "cancelled", strings.Trim(last, "()")
 	}
-	if q.noExit {
+	switch {
+	case q.timedOut || last == v2TimedOut:
+		// The v2 shell tool: "Command exceeded timeout of N ms. ..."
+		// after the output, then the notice.
+		for _, l := range strings.Split(tail, "\n") {
+			if strings.HasPrefix(l, "Command exceeded timeout of ") {
+				return "cancelled", l
+			}
+		}
+		return "cancelled", v2TimedOut
+	case strings.HasPrefix(last, v2Stopped):
+		return "cancelled", last
+	case q.signal != "":
+		return "error", "the command was ended by " + q.signal
+	case q.noExit:
 		return "error", "the command ended without an exit code (a signal stopped it)"
 	}
 	return "", ""
+}
+
+// The notices OpenCode's v2 shell tool appends to a command's output,
+// after a blank line (core/src/shell/result.ts notice): how it ended.
+const (
+	v2Exited   = "Command exited with code " // N.
+	v2TimedOut = "Command timed out before completion."
+	v2Stopped  = "Command stopped by user."
+)
+
+// exitNotice is the exit code the v2 shell tool's notice states at the
+// end of a command's output ("Command exited with code N."), for a
+// command whose metadata states none; else unset.
+func exitNotice(q *part) sdk.Int {
+	if kind, _ := toolKind(q); kind != "execute" {
+		return sdk.Int{}
+	}
+	tail := strings.TrimRight(q.output, " \n")
+	last := tail[strings.LastIndexByte(tail, '\n')+1:]
+	code, ok := strings.CutPrefix(last, v2Exited)
+	if !ok || !strings.HasSuffix(code, ".") {
+		return sdk.Int{}
+	}
+	n, err := strconv.ParseInt(strings.TrimSuffix(code, "."), 10, 64)
+	if err != nil {
+		return sdk.Int{}
+	}
+	return sdk.N(n)
 }
 
 // errorName is an error text without the error's name before it:
