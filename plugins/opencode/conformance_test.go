@@ -4,6 +4,7 @@ package opencode_test
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"math"
 	"strconv"
@@ -111,6 +112,8 @@ func openCodeFacts(raw []byte) facts {
 		}
 		raw = nil
 	}
+	v2 := map[string]json.RawMessage{} // the v2 runtime's assistant messages, by id
+	var v2order []string
 	roles := map[string]string{} // the older file tree: a message's role by its id
 	file := ""                   // the older file tree: the path of the document that follows
 	var session int64            // when the session was created
@@ -160,6 +163,7 @@ func openCodeFacts(raw []byte) facts {
 			Table string `json:"table"`
 			Row   struct {
 				ID          string `json:"id"`
+				Type        string `json:"type"`
 				MessageID   string `json:"message_id"`
 				TimeCreated int64  `json:"time_created"`
 				Message     struct {
@@ -180,6 +184,17 @@ func openCodeFacts(raw []byte) facts {
 		if c := e.Row.Message.Time.Created; e.Twasm == "row" && c > 0 && c < session {
 			continue
 		}
+		if e.Twasm == "row" && e.Table == "session_message" {
+			// The v2 runtime's messages, each row a message whole (its
+			// last version stands), created after the session.
+			if e.Row.Type == "assistant" && (e.Row.TimeCreated == 0 || e.Row.TimeCreated >= session) {
+				if _, ok := v2[e.Row.ID]; !ok {
+					v2order = append(v2order, e.Row.ID)
+				}
+				v2[e.Row.ID] = e.Row.Data
+			}
+			continue
+		}
 		id, data := e.Row.ID, e.Row.Data
 		if e.Twasm == "" {
 			var p struct{ ID string }
@@ -197,6 +212,37 @@ func openCodeFacts(raw []byte) facts {
 		user[id] = e.Row.Message.Role == "user"
 	}
 	var fx facts
+	for _, id := range v2order {
+		var m struct {
+			Content []struct {
+				Type    string `json:"type"`
+				ID      string `json:"id"`
+				CallID  string `json:"callID"`
+				Text    string `json:"text"`
+				Ignored bool   `json:"ignored"`
+				State   struct {
+					Status string `json:"status"`
+				} `json:"state"`
+			} `json:"content"`
+			Cost   float64         `json:"cost"`
+			Tokens json.RawMessage `json:"tokens"`
+		}
+		if json.Unmarshal(v2[id], &m) != nil {
+			continue
+		}
+		for _, c := range m.Content {
+			switch {
+			case c.Type == "text" && !c.Ignored:
+				fx.texts = append(fx.texts, c.Text)
+			case c.Type == "tool" && c.State.Status != "pending":
+				fx.calls = append(fx.calls, cmp.Or(c.CallID, c.ID))
+			}
+		}
+		if len(m.Tokens) > 0 {
+			fx.cost += m.Cost
+			fx.steps++
+		}
+	}
 	for _, id := range order {
 		p := parts[id]
 		switch p.Type {

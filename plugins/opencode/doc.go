@@ -15,6 +15,26 @@
 //     the same id and replaces what the message held: the message is
 //     opened again with all of its blocks, in part-id order, and the
 //     archive keeps its new version.
+//     OpenCode's v2 runtime (packages/core) keeps a session's messages
+//     in session_message instead, in the same database and session
+//     table (core/src/session/sql.ts): one row a message whole (data the
+//     message without its id and type, session/message.ts), rewritten
+//     in place as it grows. The host reads its rows, after the message
+//     and part rows, when the database has the table (abi.SQLiteNewer,
+//     abi.SQLiteTable.IfTable: a database of an older build lacks it),
+//     and leaves out those created at or before the session's last
+//     message of the older tables (the runtime's copies of an older
+//     session's messages, message-backfill.ts). A user message is the
+//     prompt (its files named), a synthetic or system message injected
+//     context, a shell message the command the user ran and its output
+//     (injected context), a model or agent switch ignored, a compaction
+//     a warning; an assistant message is one step: its content's text,
+//     reasoning and tool items (a tool's state {status, input, content,
+//     structured, error}, read as run --format json's of the v2 runtime
+//     below; an error of type "aborted" cancelled), its finish, cost and
+//     tokens (input the uncached input, output the visible output,
+//     reasoning apart: twasm's output is output plus reasoning), its
+//     error (type "aborted" the user's stop, as MessageAbortedError).
 //   - "tree": OpenCode's older file tree (up to 1.1, in the storage
 //     directory beside opencode.db: session/<project>/<id>.json,
 //     message/<session>/<id>.json, part/<message>/<id>.json, one JSON

@@ -62,12 +62,30 @@ var Plugin = sdk.Plugin{
 // (the host links their runs); its rows are the session row and, per message in
 // order, the message joined with each of its parts (a message without
 // parts once), so that the rows of one message come together.
+//
+// OpenCode's v2 runtime (packages/core) keeps a session's messages in
+// session_message instead (core/src/session/sql.ts: id, session_id,
+// type, seq, time_created, time_updated, data; one row a message,
+// rewritten in place as it grows), in the same database and session
+// table; a database of an older build lacks the table (Newer,
+// IfTable). Its rows are read after the message and part rows, each
+// row whole; those created at or before the session's last message of
+// the older tables are left out: the v2 runtime copies an older
+// session's messages into its table (session/message-backfill.ts,
+// their times as they were), and those the older rows already hold.
 var Queries = &abi.SQLiteSource{
 	Sessions: `SELECT s.id AS key, max(s.time_updated,
   coalesce((SELECT max(m.time_updated) FROM message m WHERE m.session_id = s.id), 0),
   coalesce((SELECT max(p.time_updated) FROM part p WHERE p.session_id = s.id), 0)) AS cursor,
   s.parent_id AS parent
 FROM session s ORDER BY s.time_created, s.id`,
+	Newer: &abi.SQLiteNewer{Table: "session_message",
+		Sessions: `SELECT s.id AS key, max(s.time_updated,
+  coalesce((SELECT max(m.time_updated) FROM message m WHERE m.session_id = s.id), 0),
+  coalesce((SELECT max(p.time_updated) FROM part p WHERE p.session_id = s.id), 0),
+  coalesce((SELECT max(sm.time_updated) FROM session_message sm WHERE sm.session_id = s.id), 0)) AS cursor,
+  s.parent_id AS parent
+FROM session s ORDER BY s.time_created, s.id`},
 	Tables: []abi.SQLiteTable{
 		{Table: "session", Key: "id", Version: "time_updated", Time: "time_created",
 			JSON:  []string{"summary_diffs", "revert", "permission", "goal", "model"},
@@ -80,6 +98,13 @@ FROM session s ORDER BY s.time_created, s.id`,
 FROM message m LEFT JOIN part p ON p.message_id = m.id
 WHERE m.session_id = :session AND (m.time_updated >= :since OR p.time_updated >= :since)
 ORDER BY m.time_created, m.id, p.id`},
+		{Table: "session_message", IfTable: "session_message", Key: "id", Version: "time_updated", Time: "time_created",
+			JSON: []string{"data"},
+			Query: `SELECT sm.id, sm.session_id, sm.type, sm.seq, sm.time_created, sm.time_updated, sm.data
+FROM session_message sm
+WHERE sm.session_id = :session AND sm.time_updated >= :since
+  AND sm.time_created > coalesce((SELECT max(m.time_created) FROM message m WHERE m.session_id = :session), 0)
+ORDER BY sm.seq`},
 	},
 }
 
@@ -330,6 +355,8 @@ func (n *normalizer) row(f *fields, out *sdk.Out) {
 			p = n.fPart.of(d)
 		}
 		n.part(msgID, rf[kID].String(), p, rf[kMessage], rf[kMessageTimeCreated], out)
+	case "session_message":
+		n.v2Message(r, out)
 	default:
 		out.Unmapped(sdk.S("row:" + f[kTable].String()))
 	}
@@ -572,12 +599,18 @@ func (n *normalizer) info(m *message, info abi.Value, out *sdk.Out) {
 // stops the response (session/processor.ts, an AbortError): a warning,
 // as an interrupted turn is no provider failure.
 func report(name, msg string, out *sdk.Out) {
-	if name == "MessageAbortedError" {
+	if aborted(name) {
 		out.Warn("the response was aborted: " + msg)
 		return
 	}
 	out.Error(sdk.ProviderError{Message: sdk.S(msg), Code: sdk.S(name)})
 }
+
+// aborted reports whether an error's name (v1) or type (v2) is the
+// user's stop of the response: MessageAbortedError, which the v2
+// runtime's session errors call "aborted" (session/message-backfill.ts
+// maps the one to the other).
+func aborted(name string) bool { return name == "MessageAbortedError" || name == "aborted" }
 
 // place reports the working directory and the project's root an
 // assistant message's path states ({cwd, root}), once. OpenCode's root
@@ -1073,7 +1106,7 @@ func (n *normalizer) End(out *sdk.Out) error {
 				read = "the session was exported"
 			}
 			out.Status(sdk.StatusIncomplete, sdk.S("the turn has not finished: the last assistant message "+m.id+" has no time.completed ("+read+" while OpenCode was writing it)"), sdk.LevelError)
-		case m.errName == "MessageAbortedError":
+		case aborted(m.errName):
 			// The user stopped the session's last answer: the turn
 			// was cut, as a Codex turn_aborted or a Pi response
 			// aborted is (a warning too, no provider error).
