@@ -468,6 +468,12 @@ type StoreParent struct {
 type SQLiteSource struct {
 	// Sessions lists the sessions: columns "key" and "cursor".
 	Sessions string `json:"sessions"`
+	// Newer, optional, is the sessions query of a newer schema: when the
+	// database has its Table, its Sessions is run instead of Sessions
+	// (OpenCode's v2 runtime keeps its messages in session_message, a
+	// table a database of an older build lacks, and a query naming a
+	// table the database lacks fails).
+	Newer *SQLiteNewer `json:"newer,omitempty"`
 	// Tables are read per session, in order.
 	Tables []SQLiteTable `json:"tables"`
 	// Related (ABI 1.7) are other databases of the agent whose rows say
@@ -476,6 +482,15 @@ type SQLiteSource struct {
 	// a session is read, and a session's related rows come before its
 	// own rows in its stream.
 	Related []SQLiteRelated `json:"related,omitempty"`
+}
+
+// SQLiteNewer is the sessions query of a newer schema of a SQLite
+// store ([SQLiteSource.Newer]).
+type SQLiteNewer struct {
+	// Table is a table the newer schema added.
+	Table string `json:"table"`
+	// Sessions lists the sessions as [SQLiteSource.Sessions] does.
+	Sessions string `json:"sessions"`
 }
 
 // SQLiteRelated is a set of other databases whose rows are about a
@@ -519,6 +534,10 @@ type SQLiteTable struct {
 	// as JSON in the row (so the tape indexes it); one that does not
 	// parse stays a string.
 	JSON []string `json:"json,omitempty"`
+	// IfTable, optional, names a table the query reads that a newer
+	// schema added: on a database without it the query is not run and
+	// reads no rows.
+	IfTable string `json:"if_table,omitempty"`
 }
 
 // RowType is the value of the "$twasm" member that marks a row line of a

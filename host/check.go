@@ -391,6 +391,14 @@ func checkSQLite(st abi.Store) []string {
 	if err := sqlguard.Check(q.Sessions); err != nil {
 		problems = append(problems, fmt.Sprintf("sessions query: %v", err))
 	}
+	if n := q.Newer; n != nil {
+		if err := sqlguard.Check(n.Sessions); err != nil {
+			problems = append(problems, fmt.Sprintf("newer sessions query: %v", err))
+		}
+		if !validName(n.Table) {
+			problems = append(problems, fmt.Sprintf("newer sessions query: table %q is no name", n.Table))
+		}
+	}
 	if len(q.Tables) == 0 || len(q.Tables) > MaxSQLiteTables {
 		problems = append(problems, fmt.Sprintf("it declares %d row queries (1 to %d)", len(q.Tables), MaxSQLiteTables))
 	}
@@ -400,6 +408,9 @@ func checkSQLite(st abi.Store) []string {
 		}
 		if !validName(t.Table) || t.Key == "" || t.Version == "" {
 			problems = append(problems, fmt.Sprintf("row query %d needs table, key and version", i+1))
+		}
+		if t.IfTable != "" && !validName(t.IfTable) {
+			problems = append(problems, fmt.Sprintf("row query %d: if_table %q is no name", i+1, t.IfTable))
 		}
 	}
 	if len(q.Related) > MaxSQLiteTables {

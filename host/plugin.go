@@ -180,6 +180,10 @@ func cloneStores(in []abi.Store) []abi.Store {
 		if q := out[i].SQLite; q != nil {
 			cp := *q
 			cp.Tables = slices.Clone(q.Tables)
+			if q.Newer != nil {
+				nw := *q.Newer
+				cp.Newer = &nw
+			}
 			for j := range cp.Tables {
 				cp.Tables[j].JSON = slices.Clone(cp.Tables[j].JSON)
 			}

@@ -186,6 +186,12 @@ func store(o *members, s *abi.Store) {
 // sqliteSource writes the members of a store's SQLite source.
 func sqliteSource(o *members, q *abi.SQLiteSource) {
 	o.str("sessions", q.Sessions)
+	if nw := q.Newer; nw != nil {
+		o.object("newer", func(o *members) {
+			o.str("table", nw.Table)
+			o.str("sessions", nw.Sessions)
+		})
+	}
 	o.objects("tables", len(q.Tables), func(i int, o *members) {
 		t := &q.Tables[i]
 		o.str("table", t.Table)
@@ -194,6 +200,7 @@ func sqliteSource(o *members, q *abi.SQLiteSource) {
 		o.str("version", t.Version)
 		o.strIf("time", t.Time)
 		o.listIf("json", t.JSON)
+		o.strIf("if_table", t.IfTable)
 	})
 	if len(q.Related) > 0 {
 		o.objects("related", len(q.Related), func(i int, o *members) {

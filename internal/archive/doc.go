@@ -41,7 +41,12 @@
 // is unchanged and nothing more is read of it (a second sync with nothing
 // changed archives nothing). For one whose cursor moved, the row queries
 // read the rows changed at or after the previous cursor, in the same
-// transaction. The transaction then ends, and only then are the sessions'
+// transaction. A store may read a table a newer schema of the agent
+// added (abi.SQLiteNewer, abi.SQLiteTable.IfTable: OpenCode's v2
+// session_message): on a database that has it, the newer sessions query
+// lists the sessions and the row query runs; on one without it, the
+// older sessions query does and the row query reads nothing (a query
+// naming a table the database lacks would fail). The transaction then ends, and only then are the sessions'
 // parts archived (plugin, transcript writes, fsyncs): a reader's snapshot
 // held that long would keep the agent from checkpointing and resetting its
 // write-ahead log, which grows meanwhile. The rows are read in batches of

@@ -185,6 +185,11 @@ func checkQueries(src *abi.SQLiteSource) error {
 	if err := sqlguard.Check(src.Sessions); err != nil {
 		return fmt.Errorf("sessions query: %w", err)
 	}
+	if src.Newer != nil {
+		if err := sqlguard.Check(src.Newer.Sessions); err != nil {
+			return fmt.Errorf("newer sessions query: %w", err)
+		}
+	}
 	for i, t := range src.Tables {
 		if err := sqlguard.Check(t.Query); err != nil {
 			return fmt.Errorf("row query %d: %w", i+1, err)
@@ -238,9 +243,31 @@ type dbSession struct {
 	Parent string
 }
 
-// sessions runs the sessions query.
+// hasTable reports whether the database has table name (a schema's
+// newer table, abi.SQLiteNewer and abi.SQLiteTable.IfTable).
+func (d *sqliteDB) hasTable(ctx context.Context, name string) (bool, error) {
+	var n int
+	err := d.tx.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?", name).Scan(&n)
+	if err != nil {
+		return false, fmt.Errorf("%s: table %s: %w", d.path, name, err)
+	}
+	return n > 0, nil
+}
+
+// sessions runs the sessions query (the newer schema's when the
+// database has its table).
 func (d *sqliteDB) sessions(ctx context.Context, src *abi.SQLiteSource) ([]dbSession, error) {
-	rows, err := d.tx.QueryContext(ctx, src.Sessions)
+	query := src.Sessions
+	if nw := src.Newer; nw != nil {
+		ok, err := d.hasTable(ctx, nw.Table)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			query = nw.Sessions
+		}
+	}
+	rows, err := d.tx.QueryContext(ctx, query)
 	if err != nil {
 		return nil, fmt.Errorf("sessions query: %w", err)
 	}
@@ -284,6 +311,15 @@ func (d *sqliteDB) sessions(ctx context.Context, src *abi.SQLiteSource) ([]dbSes
 // earliest and latest row time (zero when no query declares one).
 func (d *sqliteDB) rowsOf(ctx context.Context, src *abi.SQLiteSource, key string, since int64) (lines []byte, n int, first, last time.Time, err error) {
 	for _, t := range src.Tables {
+		if t.IfTable != "" {
+			ok, err := d.hasTable(ctx, t.IfTable)
+			if err != nil {
+				return nil, 0, first, last, err
+			}
+			if !ok {
+				continue // a schema older than the query's
+			}
+		}
 		var args []any
 		if strings.Contains(t.Query, ":session") {
 			args = append(args, sql.Named("session", key))

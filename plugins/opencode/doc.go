@@ -15,6 +15,26 @@
 //     the same id and replaces what the message held: the message is
 //     opened again with all of its blocks, in part-id order, and the
 //     archive keeps its new version.
+//     OpenCode's v2 runtime (packages/core) keeps a session's messages
+//     in session_message instead, in the same database and session
+//     table (core/src/session/sql.ts): one row a message whole (data the
+//     message without its id and type, session/message.ts), rewritten
+//     in place as it grows. The host reads its rows, after the message
+//     and part rows, when the database has the table (abi.SQLiteNewer,
+//     abi.SQLiteTable.IfTable: a database of an older build lacks it),
+//     and leaves out those created at or before the session's last
+//     message of the older tables (the runtime's copies of an older
+//     session's messages, message-backfill.ts). A user message is the
+//     prompt (its files named), a synthetic or system message injected
+//     context, a shell message the command the user ran and its output
+//     (injected context), a model or agent switch ignored, a compaction
+//     a warning; an assistant message is one step: its content's text,
+//     reasoning and tool items (a tool's state {status, input, content,
+//     structured, error}, read as run --format json's of the v2 runtime
+//     below; an error of type "aborted" cancelled), its finish, cost and
+//     tokens (input the uncached input, output the visible output,
+//     reasoning apart: twasm's output is output plus reasoning), its
+//     error (type "aborted" the user's stop, as MessageAbortedError).
 //   - "tree": OpenCode's older file tree (up to 1.1, in the storage
 //     directory beside opencode.db: session/<project>/<id>.json,
 //     message/<session>/<id>.json, part/<message>/<id>.json, one JSON
@@ -33,6 +53,13 @@
 //     sub-agent's session a child run, as parent_id does.
 //   - "json": `opencode run --format json` (step_start, text, reasoning,
 //     tool_use, step_finish and error events, each holding one part).
+//     The v2 runtime's client (cli/cmd/run/noninteractive.ts) prints a
+//     text as it streams, each delta a text line of the same part id
+//     holding that delta alone: a text line of a part id already seen
+//     adds to its text, unless it repeats that text whole (the older
+//     client printed each text once, whole, at its end, and one printed
+//     again replaces it). Its error line holds a session error {type,
+//     message}, whose type is the error's code.
 //   - "export": the output of `opencode export [session]` (and `kilo
 //     export`): the session as one document printed with
 //     JSON.stringify(..., null, 2) (cli/cmd/export.ts), {info, messages:
@@ -67,14 +94,23 @@
 // null and the reason in a closing <bash_metadata> block, or before 1.0
 // a last line "(Command timed out after N ms)" or "(Command was
 // aborted)"; an error when exit is null without a reason, a signal
-// ended it; ok otherwise) or error (state.error: denied when
+// ended it; ok otherwise. The v2 runtime's run --format json states no
+// metadata.exit: its shell tool's structured output, in
+// metadata.structured, holds exit, signal (an error naming it) and
+// timeout (cancelled, with the "Command exceeded timeout of N ms" line
+// of the output), and the output ends with the tool's notice: "Command
+// exited with code N." (read as the exit when nothing else states it),
+// "Command timed out before completion." or "Command stopped by user."
+// (cancelled)) or error (state.error: denied when
 // it is OpenCode's answer to a call a person or a permission rule refused,
 // "The user rejected permission to use this specific tool call..." or
 // "The user has specified a rule which prevents you from using this
-// specific tool call..."; cancelled when it is "Tool execution aborted"
-// or metadata.interrupted is set, a call stopped unfinished, whose
-// output is then metadata.output, what it had written by then; else an
-// error); step-start, snapshot,
+// specific tool call...", the v2 runtime's "Permission denied: <action>",
+// or a dismissed question, "The user dismissed this question"; cancelled
+// when it is "Tool execution aborted", the v2 runtime's "Tool execution
+// interrupted", or metadata.interrupted is set, a call stopped
+// unfinished, whose output is then metadata.output, what it had written
+// by then; else an error); step-start, snapshot,
 // patch and agent parts make no block. A step-finish's tokens and cost
 // are the step's figures: the session's usage and cost are the sums over
 // every step-finish, each counted once however often it is sent, with a

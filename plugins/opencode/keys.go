@@ -17,6 +17,7 @@ var keys = abi.NewKeySet(
 	"callID",
 	"command",
 	"completed",
+	"content",
 	"cost",
 	"created",
 	"cwd",
@@ -27,6 +28,7 @@ var keys = abi.NewKeySet(
 	"error",
 	"exit",
 	"filename",
+	"files",
 	"finish",
 	"id",
 	"ignored",
@@ -50,6 +52,7 @@ var keys = abi.NewKeySet(
 	"parts",
 	"path",
 	"prompt",
+	"ran",
 	"read",
 	"reason",
 	"reasoning",
@@ -57,15 +60,18 @@ var keys = abi.NewKeySet(
 	"root",
 	"row",
 	"sessionID",
+	"signal",
 	"start",
 	"state",
 	"status",
+	"structured",
 	"synthetic",
 	"table",
 	"text",
 	"time",
 	"time_created",
 	"timestamp",
+	"timeout",
 	"tokens",
 	"tool",
 	"total",
@@ -84,6 +90,7 @@ const (
 	kCallID                    // callID
 	kCommand                   // command
 	kCompleted                 // completed
+	kContent                   // content
 	kCost                      // cost
 	kCreated                   // created
 	kCwd                       // cwd
@@ -94,6 +101,7 @@ const (
 	kError                     // error
 	kExit                      // exit
 	kFilename                  // filename
+	kFiles                     // files
 	kFinish                    // finish
 	kID                        // id
 	kIgnored                   // ignored
@@ -117,6 +125,7 @@ const (
 	kParts                     // parts
 	kPath                      // path
 	kPrompt                    // prompt
+	kRan                       // ran
 	kRead                      // read
 	kReason                    // reason
 	kReasoning                 // reasoning
@@ -124,15 +133,18 @@ const (
 	kRoot                      // root
 	kRow                       // row
 	kSessionID                 // sessionID
+	kSignal                    // signal
 	kStart                     // start
 	kState                     // state
 	kStatus                    // status
+	kStructured                // structured
 	kSynthetic                 // synthetic
 	kTable                     // table
 	kText                      // text
 	kTime                      // time
 	kTimeCreated               // time_created
 	kTimestamp                 // timestamp
+	kTimeout                   // timeout
 	kTokens                    // tokens
 	kTool                      // tool
 	kTotal                     // total

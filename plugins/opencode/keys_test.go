@@ -16,17 +16,17 @@ func TestKeysCoverGets(t *testing.T) { sdktest.CheckKeys(t, keys) }
 func TestKeyNumbers(t *testing.T) {
 	sdktest.CheckKeyNumbers(t, keys, nKeys, map[int]string{
 		kTwasm: "$twasm", kAgent: "agent", kAttempt: "attempt", kCache: "cache", kCallID: "callID",
-		kCommand: "command", kCompleted: "completed", kCost: "cost", kCreated: "created", kCwd: "cwd", kData: "data",
+		kCommand: "command", kCompleted: "completed", kContent: "content", kCost: "cost", kCreated: "created", kCwd: "cwd", kData: "data",
 		kDescription: "description", kDirectory: "directory", kEnd: "end", kError: "error", kExit: "exit",
-		kFilename: "filename", kFinish: "finish", kID: "id", kIgnored: "ignored", kInput: "input", kInfo: "info",
+		kFilename: "filename", kFiles: "files", kFinish: "finish", kID: "id", kIgnored: "ignored", kInput: "input", kInfo: "info",
 		kInterrupted: "interrupted", kMessage: "message", kMessageIDCol: "message_id", kMessages: "messages",
 		kMessageTimeCreated: "message_time_created", kMessageID: "messageID", kMetadata: "metadata",
 		kMime: "mime", kModel: "model", kModelID: "modelID", kName: "name", kOutput: "output",
-		kParentIDCol: "parent_id", kParentID: "parentID", kPart: "part", kParts: "parts", kPath: "path", kPrompt: "prompt",
+		kParentIDCol: "parent_id", kParentID: "parentID", kPart: "part", kParts: "parts", kPath: "path", kPrompt: "prompt", kRan: "ran",
 		kRead: "read", kReason: "reason", kReasoning: "reasoning", kRole: "role", kRoot: "root",
-		kRow: "row", kSessionID: "sessionID", kStart: "start", kState: "state", kStatus: "status",
+		kRow: "row", kSessionID: "sessionID", kSignal: "signal", kStart: "start", kState: "state", kStatus: "status", kStructured: "structured",
 		kSynthetic: "synthetic", kTable: "table", kText: "text", kTime: "time", kTimeCreated: "time_created",
-		kTimestamp: "timestamp", kTokens: "tokens", kTool: "tool", kTotal: "total", kType: "type",
+		kTimestamp: "timestamp", kTimeout: "timeout", kTokens: "tokens", kTool: "tool", kTotal: "total", kType: "type",
 		kVersion: "version", kWrite: "write",
 	})
 }

@@ -62,12 +62,30 @@ var Plugin = sdk.Plugin{
 // (the host links their runs); its rows are the session row and, per message in
 // order, the message joined with each of its parts (a message without
 // parts once), so that the rows of one message come together.
+//
+// OpenCode's v2 runtime (packages/core) keeps a session's messages in
+// session_message instead (core/src/session/sql.ts: id, session_id,
+// type, seq, time_created, time_updated, data; one row a message,
+// rewritten in place as it grows), in the same database and session
+// table; a database of an older build lacks the table (Newer,
+// IfTable). Its rows are read after the message and part rows, each
+// row whole; those created at or before the session's last message of
+// the older tables are left out: the v2 runtime copies an older
+// session's messages into its table (session/message-backfill.ts,
+// their times as they were), and those the older rows already hold.
 var Queries = &abi.SQLiteSource{
 	Sessions: `SELECT s.id AS key, max(s.time_updated,
   coalesce((SELECT max(m.time_updated) FROM message m WHERE m.session_id = s.id), 0),
   coalesce((SELECT max(p.time_updated) FROM part p WHERE p.session_id = s.id), 0)) AS cursor,
   s.parent_id AS parent
 FROM session s ORDER BY s.time_created, s.id`,
+	Newer: &abi.SQLiteNewer{Table: "session_message",
+		Sessions: `SELECT s.id AS key, max(s.time_updated,
+  coalesce((SELECT max(m.time_updated) FROM message m WHERE m.session_id = s.id), 0),
+  coalesce((SELECT max(p.time_updated) FROM part p WHERE p.session_id = s.id), 0),
+  coalesce((SELECT max(sm.time_updated) FROM session_message sm WHERE sm.session_id = s.id), 0)) AS cursor,
+  s.parent_id AS parent
+FROM session s ORDER BY s.time_created, s.id`},
 	Tables: []abi.SQLiteTable{
 		{Table: "session", Key: "id", Version: "time_updated", Time: "time_created",
 			JSON:  []string{"summary_diffs", "revert", "permission", "goal", "model"},
@@ -80,6 +98,13 @@ FROM session s ORDER BY s.time_created, s.id`,
 FROM message m LEFT JOIN part p ON p.message_id = m.id
 WHERE m.session_id = :session AND (m.time_updated >= :since OR p.time_updated >= :since)
 ORDER BY m.time_created, m.id, p.id`},
+		{Table: "session_message", IfTable: "session_message", Key: "id", Version: "time_updated", Time: "time_created",
+			JSON: []string{"data"},
+			Query: `SELECT sm.id, sm.session_id, sm.type, sm.seq, sm.time_created, sm.time_updated, sm.data
+FROM session_message sm
+WHERE sm.session_id = :session AND sm.time_updated >= :since
+  AND sm.time_created > coalesce((SELECT max(m.time_created) FROM message m WHERE m.session_id = :session), 0)
+ORDER BY sm.seq`},
 	},
 }
 
@@ -122,6 +147,8 @@ type part struct {
 	exit         sdk.Int
 	noExit       bool   // metadata.exit stated null: the command did not exit by itself
 	background   bool   // metadata.background: a command left running (some forks)
+	signal       string // metadata.structured.signal (v2): the signal that ended the command
+	timedOut     bool   // metadata.structured.timeout (v2): the command ran out of time
 	start, end   string // RFC 3339
 	tokens       sdk.Usage
 	cost         float64
@@ -269,7 +296,7 @@ func (n *normalizer) Line(l *sdk.Line, out *sdk.Out) error {
 	case f[kType].Is("error"):
 		n.setFormat(out, fmtJSON, f[kSessionID].String())
 		e := f[kError]
-		report(e.Get("name").String(), errMessage(e), out)
+		report(errCode(e), errMessage(e), out)
 	case f[kInfo].Kind() == abi.KindObject && f[kMessages].Kind() == abi.KindArray:
 		n.export(f, out)
 	default:
@@ -328,6 +355,8 @@ func (n *normalizer) row(f *fields, out *sdk.Out) {
 			p = n.fPart.of(d)
 		}
 		n.part(msgID, rf[kID].String(), p, rf[kMessage], rf[kMessageTimeCreated], out)
+	case "session_message":
+		n.v2Message(r, out)
 	default:
 		out.Unmapped(sdk.S("row:" + f[kTable].String()))
 	}
@@ -570,12 +599,18 @@ func (n *normalizer) info(m *message, info abi.Value, out *sdk.Out) {
 // stops the response (session/processor.ts, an AbortError): a warning,
 // as an interrupted turn is no provider failure.
 func report(name, msg string, out *sdk.Out) {
-	if name == "MessageAbortedError" {
+	if aborted(name) {
 		out.Warn("the response was aborted: " + msg)
 		return
 	}
 	out.Error(sdk.ProviderError{Message: sdk.S(msg), Code: sdk.S(name)})
 }
+
+// aborted reports whether an error's name (v1) or type (v2) is the
+// user's stop of the response: MessageAbortedError, which the v2
+// runtime's session errors call "aborted" (session/message-backfill.ts
+// maps the one to the other).
+func aborted(name string) bool { return name == "MessageAbortedError" || name == "aborted" }
 
 // place reports the working directory and the project's root an
 // assistant message's path states ({cwd, root}), once. OpenCode's root
@@ -593,6 +628,16 @@ func (n *normalizer) place(path abi.Value, out *sdk.Out) {
 		n.placeSent = true
 		out.Meta(m)
 	}
+}
+
+// errCode is an OpenCode error's code: its name (v1, {name, data}), else
+// its type (the v2 runtime's session error {type, message},
+// schema/session-error.ts).
+func errCode(e abi.Value) string {
+	if name := e.Get("name"); name.Kind() == abi.KindString {
+		return name.String()
+	}
+	return e.Get("type").String()
 }
 
 // errMessage is an OpenCode error's text: data.message, else its name.
@@ -640,6 +685,14 @@ func (n *normalizer) keep(m *message, id string, p *fields) *part {
 	switch q.typ {
 	case "text", "reasoning":
 		q.text = p[kText].String()
+		if i, ok := find(m.parts, id); ok && n.format == fmtJSON && q.typ == "text" && m.parts[i].typ == "text" && !strings.HasPrefix(q.text, m.parts[i].text) {
+			// run --format json of the v2 runtime prints a text as it
+			// streams, each delta a text line of the same part id
+			// holding that delta alone, then what the deltas lacked
+			// (noninteractive.ts); OpenCode before it printed a text
+			// once, whole, when it ended.
+			q.text = m.parts[i].text + q.text
+		}
 	case "tool":
 		st := n.fState.of(p[kState])
 		q.tool, q.callID, q.status = p[kTool].String(), p[kCallID].String(), known(st[kStatus], statuses)
@@ -650,14 +703,27 @@ func (n *normalizer) keep(m *message, id string, p *fields) *part {
 		q.output = st[kOutput].String()
 		q.errText = st[kError].String()
 		meta := st[kMetadata]
-		q.exit = sdk.IntOf(meta.Get("exit"))
-		q.noExit = meta.Get("exit").Kind() == abi.KindNull
+		exit := meta.Get("exit")
+		if exit.Kind() == abi.KindInvalid {
+			// OpenCode's v2 runtime states how a command ended in the
+			// tool's structured output (run --format json:
+			// metadata.structured, shell.ts {exit?, signal?, timeout?}).
+			so := meta.Get("structured")
+			exit = so.Get("exit")
+			q.signal = so.Get("signal").String()
+			q.timedOut = so.Get("timeout").Truthy()
+		}
+		q.exit = sdk.IntOf(exit)
+		q.noExit = exit.Kind() == abi.KindNull
 		q.background = meta.Get("background").Truthy()
 		q.interrupted = meta.Get("interrupted").Truthy()
 		if o := meta.Get("output"); q.status == "error" && q.interrupted && o.Kind() == abi.KindString {
 			// What a call stopped unfinished had written by then
 			// (OpenCode gives it to the model as the call's output).
 			q.output = o.String()
+		}
+		if _, ok := q.exit.Value(); !ok && !q.noExit && q.status == "completed" {
+			q.exit = exitNotice(q)
 		}
 		t := st[kTime]
 		q.start, q.end = millis(t.Get("start")), millis(t.Get("end"))
@@ -865,9 +931,10 @@ func errorStatus(q *part) string {
 	switch {
 	case strings.HasPrefix(t, "The user rejected permission to use this specific tool call"),
 		strings.HasPrefix(t, "The user has specified a rule which prevents you from using this specific tool call"),
-		t == "The user dismissed this question":
+		strings.HasPrefix(t, "The user dismissed this question"),
+		strings.HasPrefix(t, "Permission denied: "):
 		return "denied"
-	case q.interrupted || t == "Tool execution aborted":
+	case q.interrupted || t == "Tool execution aborted" || strings.HasPrefix(t, "Tool execution interrupted"):
 		return "cancelled"
 	}
 	return "error"
@@ -900,10 +967,52 @@ func stopped(q *part) (status, why string) {
 	if (strings.HasPrefix(last, "(Command timed out after ") && strings.HasSuffix(last, ")")) || last == "(Command was aborted)" {
 		return "cancelled", strings.Trim(last, "()")
 	}
-	if q.noExit {
+	switch {
+	case q.timedOut || last == v2TimedOut:
+		// The v2 shell tool: "Command exceeded timeout of N ms. ..."
+		// after the output, then the notice.
+		for _, l := range strings.Split(tail, "\n") {
+			if strings.HasPrefix(l, "Command exceeded timeout of ") {
+				return "cancelled", l
+			}
+		}
+		return "cancelled", v2TimedOut
+	case strings.HasPrefix(last, v2Stopped):
+		return "cancelled", last
+	case q.signal != "":
+		return "error", "the command was ended by " + q.signal
+	case q.noExit:
 		return "error", "the command ended without an exit code (a signal stopped it)"
 	}
 	return "", ""
+}
+
+// The notices OpenCode's v2 shell tool appends to a command's output,
+// after a blank line (core/src/shell/result.ts notice): how it ended.
+const (
+	v2Exited   = "Command exited with code " // N.
+	v2TimedOut = "Command timed out before completion."
+	v2Stopped  = "Command stopped by user."
+)
+
+// exitNotice is the exit code the v2 shell tool's notice states at the
+// end of a command's output ("Command exited with code N."), for a
+// command whose metadata states none; else unset.
+func exitNotice(q *part) sdk.Int {
+	if kind, _ := toolKind(q); kind != "execute" {
+		return sdk.Int{}
+	}
+	tail := strings.TrimRight(q.output, " \n")
+	last := tail[strings.LastIndexByte(tail, '\n')+1:]
+	code, ok := strings.CutPrefix(last, v2Exited)
+	if !ok || !strings.HasSuffix(code, ".") {
+		return sdk.Int{}
+	}
+	n, err := strconv.ParseInt(strings.TrimSuffix(code, "."), 10, 64)
+	if err != nil {
+		return sdk.Int{}
+	}
+	return sdk.N(n)
 }
 
 // errorName is an error text without the error's name before it:
@@ -997,7 +1106,7 @@ func (n *normalizer) End(out *sdk.Out) error {
 				read = "the session was exported"
 			}
 			out.Status(sdk.StatusIncomplete, sdk.S("the turn has not finished: the last assistant message "+m.id+" has no time.completed ("+read+" while OpenCode was writing it)"), sdk.LevelError)
-		case m.errName == "MessageAbortedError":
+		case aborted(m.errName):
 			// The user stopped the session's last answer: the turn
 			// was cut, as a Codex turn_aborted or a Pi response
 			// aborted is (a warning too, no provider error).

@@ -43,7 +43,8 @@ func (t openCodeTokens) figures() transcript.Usage {
 // for every OpenCode session (the database's rows, the older file tree,
 // `opencode run --format json`) with the figures read here from the raw
 // input: every step-finish part (by its id: a part written again in
-// place counts once, its last version) states one model step's tokens;
+// place counts once, its last version), and every message of the v2
+// runtime's session_message rows, states one model step's tokens;
 // the session's figures are their sum (opencode export's document
 // too). A message created before its
 // session was (Session.fork's copy of the parent's) is the parent's:
@@ -122,6 +123,19 @@ func rawOpenCodeUsage(t *testing.T, _ string, raw []byte) plugintest.RawUsage {
 				continue
 			}
 			keep(line.Row.ID, line.Row.Data)
+		case line.Twasm == "row" && line.Table == "session_message": // the v2 runtime's messages
+			// Its tokens: input the uncached input, output the visible
+			// output, reasoning apart (publish-llm-event.ts).
+			tk := line.Row.Data.Tokens
+			if tk == nil || (line.Row.TimeCreated > 0 && line.Row.TimeCreated < session) {
+				continue
+			}
+			v := *tk
+			v.Output, v.Total = plugintest.N(plugintest.Val(v.Output)+plugintest.Val(v.Reasoning)), nil
+			if _, ok := steps[line.Row.ID]; !ok {
+				order = append(order, line.Row.ID)
+			}
+			steps[line.Row.ID] = v
 		case line.Twasm != "":
 		case line.Directory != "" && line.Time.Created > 0: // a session document
 			session = line.Time.Created
