@@ -468,7 +468,7 @@ type StoreParent struct {
 type SQLiteSource struct {
 	// Sessions lists the sessions: columns "key" and "cursor".
 	Sessions string `json:"sessions"`
-	// Newer, optional, is the sessions query of a newer schema: when the
+	// Newer (ABI 1.14), optional, is the sessions query of a newer schema: when the
 	// database has its Table, its Sessions is run instead of Sessions
 	// (OpenCode's v2 runtime keeps its messages in session_message, a
 	// table a database of an older build lacks, and a query naming a
@@ -534,7 +534,7 @@ type SQLiteTable struct {
 	// as JSON in the row (so the tape indexes it); one that does not
 	// parse stays a string.
 	JSON []string `json:"json,omitempty"`
-	// IfTable, optional, names a table the query reads that a newer
+	// IfTable (ABI 1.14), optional, names a table the query reads that a newer
 	// schema added: on a database without it the query is not run and
 	// reads no rows.
 	IfTable string `json:"if_table,omitempty"`

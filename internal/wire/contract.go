@@ -68,7 +68,14 @@ const (
 	// version (transcript.RevisedField) of that call or result, counted
 	// once, rather than a new call reusing the id or a repeat ignored.
 	// A host of 1.12 or before ignores the tag.
-	Minor = 13
+	// Minor 14: a SQLite store may read a table a newer schema of the
+	// agent's database added (SQLiteSource.Newer, SQLiteTable.IfTable:
+	// OpenCode's v2 runtime's session_message). A host of 1.13 or
+	// before ignores both and runs the older queries only (a row query
+	// naming the new table then fails on a database without it); the
+	// bump also makes a host re-read a manifest cached by an older one,
+	// which dropped the fields (host registry's HostMinor).
+	Minor = 14
 )
 
 // HostModule is the import module of the host functions. It carries the
