@@ -738,7 +738,12 @@
 // out of every count), and the damaged run is then ended as cancelled,
 // superseded by the new one (lifecycle.SupersededByField; its ledger
 // entry's SupersededBy, which keeps a sync from matching a file to it
-// again, rebuilt from the transcript). A damaged sub-agent file's run is
+// again, rebuilt from the transcript). A damaged run that had ended
+// before (an import's; a sync's whose file was gone and is back) can no
+// longer say so in its end: the new run's run.started names it among the
+// ended runs it holds again (lifecycle.SupersedesRunsField, as for a
+// keyed database's copy, endedReplaced), and readers leave it out the
+// same way. A damaged sub-agent file's run is
 // repaired by archiving its session so: a sub-agent's run is counted in
 // its session's tree, and a new child run beside the old one would count
 // it twice. So stats, usage and the index count the session once; ls

@@ -838,7 +838,7 @@ func (a *Archiver) writePart(ctx context.Context, out Outcome, ps partSource, pr
 		}
 		ropts := lifecycle.RunOptions{
 			Name: runName(provider, e.Path, rs.subAgentOf), RunID: e.RunID, Producer: a.opts.Producer, Logger: log,
-			Recorder: recorder.Options{Clock: clk.now, Logger: log, Mask: sourceStamp{runID: e.RunID, src: b, next: recMask}.Mask},
+			Recorder: recorder.Options{Clock: clk.now, Logger: log, Mask: sourceStamp{runID: e.RunID, src: b, supersedes: a.endedReplaced(rs), next: recMask}.Mask},
 		}
 		if l := rs.link; l != nil {
 			// A sub-agent's file: a child run of its session's run,
