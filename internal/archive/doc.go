@@ -761,7 +761,14 @@
 // run), once. A sub-agent file whose run a repair ended, superseded by
 // its session's new run, before the kill let it archive the file again
 // is held by no run of its own (orphanedOf): the next sync archives it
-// again, whole, as a child run of its session's run. A kill before the
+// again, whole, as a child run of its session's run; a sub-task's folder
+// so (a Roo Code or Cline task store's) the same way, linked as a first
+// sync links it: by the parent it names (parentLink), or, when its
+// parent's result or call names it (abi.StoreParent.Result, Prompt),
+// once its parent's new run is read for the sub-tasks it names
+// (linkNamed). Such a named sub-task is archived again by a repair only
+// that way, never first as a run of its own, which a kill could leave
+// unlinked. A kill before the
 // new run's first part completed leaves it holding nothing: it is ended
 // as cancelled, superseded by the damaged run, which stays as it was
 // until a repair. The next repair finishes one too, without archiving

@@ -71,6 +71,24 @@ func damageRaw(t *testing.T, stor, runID, old, new string) {
 	}
 }
 
+// usageOutput runs `twasm usage --json`: its output tokens in all and
+// how many runs it left out as superseded.
+func usageOutput(t *testing.T, h *clitest.Home) (int64, int) {
+	t.Helper()
+	var rep struct {
+		Total struct {
+			Usage struct {
+				Output int64 `json:"output_tokens"`
+			} `json:"usage"`
+		} `json:"total"`
+		Superseded int `json:"superseded_runs"`
+	}
+	if err := json.Unmarshal([]byte(h.OK("usage", "--json").Out), &rep); err != nil {
+		t.Fatal(err)
+	}
+	return rep.Total.Usage.Output, rep.Superseded
+}
+
 // TestSyncRepair: `twasm doctor` names each session run whose raw
 // capture does not hold its source's bytes, with where it differs from
 // the agent's file and what `sync --repair` can do, and exits 1;
@@ -96,21 +114,7 @@ func TestSyncRepair(t *testing.T) {
 	if keptRun == "" || goneRun == "" {
 		t.Fatalf("sync archived %v", byPath)
 	}
-	usage := func() (int64, int) {
-		t.Helper()
-		var rep struct {
-			Total struct {
-				Usage struct {
-					Output int64 `json:"output_tokens"`
-				} `json:"usage"`
-			} `json:"total"`
-			Superseded int `json:"superseded_runs"`
-		}
-		if err := json.Unmarshal([]byte(h.OK("usage", "--json").Out), &rep); err != nil {
-			t.Fatal(err)
-		}
-		return rep.Total.Usage.Output, rep.Superseded
-	}
+	usage := func() (int64, int) { t.Helper(); return usageOutput(t, h) }
 	want, _ := usage()
 	if want != 8*25 {
 		t.Fatalf("usage before: %d output tokens, want %d", want, 8*25)
@@ -255,26 +259,16 @@ func TestRepairEndedRun(t *testing.T) {
 							t.Errorf("%s: sync archived %v", step, outs)
 						}
 					}
-					var rep struct {
-						Total struct {
-							Usage struct {
-								Output int64 `json:"output_tokens"`
-							} `json:"usage"`
-						} `json:"total"`
-						Superseded int `json:"superseded_runs"`
-					}
-					if err := json.Unmarshal([]byte(h.OK("usage", "--json").Out), &rep); err != nil {
-						t.Fatal(err)
-					}
+					output, superseded := usageOutput(t, h)
 					var st struct {
 						UsageInAll map[string]int64 `json:"usage_in_all"`
 					}
 					if err := json.Unmarshal([]byte(h.OK("stats", "--all", "--json").Out), &st); err != nil {
 						t.Fatal(err)
 					}
-					if rep.Total.Usage.Output != want || rep.Superseded != 1 || st.UsageInAll["output_tokens"] != want {
+					if output != want || superseded != 1 || st.UsageInAll["output_tokens"] != want {
 						t.Errorf("%s: usage %d output tokens, %d run(s) left out, stats --all %d; want %d, 1, %d",
-							step, rep.Total.Usage.Output, rep.Superseded, st.UsageInAll["output_tokens"], want, want)
+							step, output, superseded, st.UsageInAll["output_tokens"], want, want)
 					}
 					lsRow(t, h, repaired)
 					if all := ls("--superseded"); len(all) != 2 {
