@@ -743,7 +743,12 @@
 // out of every count), and the damaged run is then ended as cancelled,
 // superseded by the new one (lifecycle.SupersededByField; its ledger
 // entry's SupersededBy, which keeps a sync from matching a file to it
-// again, rebuilt from the transcript). A damaged sub-agent file's run is
+// again, rebuilt from the transcript). A damaged run that had ended
+// before (an import's; a sync's whose file was gone and is back) can no
+// longer say so in its end: the new run's run.started names it among the
+// ended runs it holds again (lifecycle.SupersedesRunsField, as for a
+// keyed database's copy, endedReplaced), and readers leave it out the
+// same way. A damaged sub-agent file's run is
 // repaired by archiving its session so: a sub-agent's run is counted in
 // its session's tree, and a new child run beside the old one would count
 // it twice. So stats, usage and the index count the session once; ls
@@ -761,7 +766,14 @@
 // run), once. A sub-agent file whose run a repair ended, superseded by
 // its session's new run, before the kill let it archive the file again
 // is held by no run of its own (orphanedOf): the next sync archives it
-// again, whole, as a child run of its session's run. A kill before the
+// again, whole, as a child run of its session's run; a sub-task's folder
+// so (a Roo Code or Cline task store's) the same way, linked as a first
+// sync links it: by the parent it names (parentLink), or, when its
+// parent's result or call names it (abi.StoreParent.Result, Prompt),
+// once its parent's new run is read for the sub-tasks it names
+// (linkNamed). Such a named sub-task is archived again by a repair only
+// that way, never first as a run of its own, which a kill could leave
+// unlinked. A kill before the
 // new run's first part completed leaves it holding nothing: it is ended
 // as cancelled, superseded by the damaged run, which stays as it was
 // until a repair. The next repair finishes one too, without archiving

@@ -161,7 +161,35 @@ func (a *Archiver) syncFolderAs(ctx context.Context, s Session, relink *fileLink
 	// A run whose raw capture is damaged, archived again (Repair): the
 	// folder's files are read whole into a new run, as if no run held it.
 	repairID := a.repairAt(dir)
-	if repairID != "" || relink != nil {
+	// A sub-task's folder whose run a repair ended, superseded by its
+	// parent's new run, before a kill let it archive the folder again
+	// (orphaned): read whole into a new run, linked as the repair would
+	// have (parentLink; a sub-task its parent's result or call names:
+	// linkNamed, from the parent's new run).
+	orphanOf := a.orphaned(prev, dir)
+	orphan := relink == nil && repairID == "" && orphanOf != nil
+	// A sub-task its parent names (no parentKey), archived again by a
+	// repair with its parent: archived once its parent's new run is
+	// read for the sub-tasks it names (linkNamed, after the sync's
+	// sessions), as a child run of that run, never first as a run of
+	// its own that a kill could leave unlinked.
+	deferred := repairID != "" && relink == nil && prev != nil && prev.RunID == repairID && prev.Parent != "" && namesSubTasks(loc) && parentKey(loc, dir) == ""
+	if deferred && !a.opts.DryRun {
+		out.RunID, out.Action = prev.RunID, ActionUnchanged
+		out.Reason = a.repairing(repairID) + ": archived again as a child run of its parent's new run once that one is read for the sub-tasks it names"
+		return out
+	}
+	if orphan && !a.opts.DryRun && parentKey(loc, dir) == "" {
+		if by := a.ledger.byRun(orphanOf.SupersededBy); by != nil && namesSubTasks(loc) && a.named != nil {
+			a.named.mu.Lock()
+			a.named.parts = append(a.named.parts, namedPart{loc: loc, dir: by.Path, runID: by.RunID})
+			a.named.mu.Unlock()
+		}
+		out.RunID, out.Action = orphanOf.RunID, ActionUnchanged
+		out.Reason = "run " + orphanOf.RunID + ", which held this sub-task, was ended superseded by its parent's run " + orphanOf.SupersededBy + " (sync --repair archived the parent again) and no run holds the folder now: archived again as a child run of that run once its parent's run is read for the sub-tasks it names"
+		return out
+	}
+	if repairID != "" || relink != nil || orphan {
 		prev = nil
 	}
 	if prev == nil && loc.Kind == KindTree {
@@ -176,7 +204,7 @@ func (a *Archiver) syncFolderAs(ctx context.Context, s Session, relink *fileLink
 	if err != nil {
 		return fail(err)
 	}
-	if prev == nil && repairID == "" && relink == nil {
+	if prev == nil && repairID == "" && relink == nil && !orphan {
 		if es := a.ledger.ByHead(head); len(es) > 0 {
 			prev = &es[0] // the store moved: the same session in it
 		}
@@ -259,6 +287,8 @@ func (a *Archiver) syncFolderAs(ctx context.Context, s Session, relink *fileLink
 	out.partAction(prev)
 	if repairID != "" {
 		out.Reason = a.repairing(repairID) + ": archived again, whole, as a new run that supersedes run " + repairID
+	} else if orphan {
+		out.Reason = "run " + orphanOf.RunID + ", which held this sub-task, was ended superseded by its parent's run " + orphanOf.SupersededBy + " (sync --repair archived the parent again) and no run holds the folder now: archived again, whole, as a child run of its parent's run"
 	}
 	if len(notes) > 0 {
 		out.Reason = strings.TrimPrefix(out.Reason+"; "+strings.Join(notes, "; "), "; ")

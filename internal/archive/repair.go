@@ -181,6 +181,23 @@ func (a *Archiver) holderOf(e *Entry) string {
 	return ""
 }
 
+// endedReplaced is the damaged run a repair archives again (rs.replace)
+// when it had ended before (an import's; a sync's whose file was gone
+// and is back), as a list for the new run's start
+// (lifecycle.SupersedesRunsField): its own end can no longer name the
+// run that supersedes it, so the new run says it holds it again, and
+// readers leave it out (views.Superseded), the session counted once.
+// nil when the run is still open (its end names the new run: replaced).
+func (a *Archiver) endedReplaced(rs *Resume) []string {
+	if rs == nil || rs.replace == "" {
+		return nil
+	}
+	if e := a.ledger.byRun(rs.replace); e != nil && e.Closed && e.SupersededBy == "" {
+		return []string{rs.replace}
+	}
+	return nil
+}
+
 // replaced ends run old, which this sync archived again as run by, as
 // superseded by it.
 func (a *Archiver) replaced(ctx context.Context, old, by string) error {

@@ -50,6 +50,59 @@ func (s killState) restore(t *testing.T, root string) {
 	}
 }
 
+// killedRepair syncs locs into a new storage root, damages the raw
+// capture of the run read from session (its first from replaced by to),
+// runs `sync --repair` (Repair, then SyncStores) and leaves the root as a
+// kill left it at the first end of a run of the first sync that killAt
+// accepts (Options.Written, with the first sync's outcomes by path; n
+// counts those ends from 1), before that end
+// unless written, the ledger lost too when lost; killAt nil: the repair
+// not killed. It returns the root, the first sync's and the repair's
+// outcomes by path.
+func killedRepair(t *testing.T, locs []Location, session, from, to string, killAt func(first map[string]Outcome, id string, n int) bool, written, lost bool) (root string, first, repaired map[string]Outcome) {
+	t.Helper()
+	ctx := context.Background()
+	root = t.TempDir()
+	a := newArchiver(t, root, nil)
+	first = byPath(a.SyncStores(ctx, locs, time.Time{}, nil))
+	require.NoError(t, a.Close())
+	old := map[string]bool{}
+	for _, o := range first {
+		old[o.RunID] = true
+	}
+	damageRaw(t, root, first[session].RunID, from, to)
+	before := snapshotKill(t, root)
+	var at killState
+	n := 0
+	a = newArchiver(t, root, func(o *Options) {
+		o.Written = func(id string) {
+			if at != nil || !old[id] || killAt == nil {
+				return
+			}
+			if n++; !killAt(first, id, n) {
+				return
+			}
+			at = snapshotKill(t, root)
+			if !written {
+				rel := filepath.Join("transcripts", id+".jsonl")
+				at[rel] = before[rel]
+			}
+		}
+	})
+	require.Empty(t, a.Repair(ctx, checkRaw(t, root).Damaged))
+	repaired = byPath(a.SyncStores(ctx, locs, time.Time{}, nil))
+	require.NoError(t, a.Close())
+	if killAt == nil {
+		return root, first, repaired
+	}
+	require.NotNil(t, at, "the repair ended no damaged run where it was to be killed")
+	at.restore(t, root)
+	if lost {
+		require.NoError(t, os.Remove(LedgerFile(root)))
+	}
+	return root, first, repaired
+}
+
 // TestRepairKilled: `sync --repair` archives a damaged session run again
 // (with its sub-agent files' runs, as child runs of the new run) and
 // then ends the damaged runs, each superseded by the new one. Killed
@@ -88,44 +141,15 @@ func TestRepairKilled(t *testing.T) {
 				name += "_ledger_lost"
 			}
 			t.Run(name, func(t *testing.T) {
-				root := t.TempDir()
-				a := newArchiver(t, root, nil)
-				first := byPath(a.SyncStores(ctx, h.locs(t, true), time.Time{}, nil))
-				require.NoError(t, a.Close())
-				old := map[string]bool{}
-				for _, o := range first {
-					old[o.RunID] = true
-				}
+				root, first, repaired := killedRepair(t, h.locs(t, true), h.session, `"type":"user"`, `"type":"usex"`, func(first map[string]Outcome, id string, _ int) bool {
+					return !kill.session || id == first[h.session].RunID
+				}, kill.written, lost)
 				session := first[h.session].RunID
-				damageRaw(t, root, session, `"type":"user"`, `"type":"usex"`)
-				before := snapshotKill(t, root)
-
-				var at killState
-				a = newArchiver(t, root, func(o *Options) {
-					o.Written = func(id string) {
-						if at != nil || !old[id] || kill.session && id != session {
-							return
-						}
-						at = snapshotKill(t, root)
-						if !kill.written {
-							rel := filepath.Join("transcripts", id+".jsonl")
-							at[rel] = before[rel]
-						}
-					}
-				})
-				require.Empty(t, a.Repair(ctx, checkRaw(t, root).Damaged))
-				repaired := byPath(a.SyncStores(ctx, h.locs(t, true), time.Time{}, nil))
-				require.NoError(t, a.Close())
-				require.NotNil(t, at, "the repair ended no damaged run")
 				for _, p := range []string{h.session, h.sub, h.compact} {
 					require.Equal(t, ActionNew, repaired[p].Action, "%s: %s", p, repaired[p].Reason)
 				}
-				at.restore(t, root)
-				if lost {
-					require.NoError(t, os.Remove(LedgerFile(root)))
-				}
 
-				a = newArchiver(t, root, nil)
+				a := newArchiver(t, root, nil)
 				rep := byPath(a.SyncStores(ctx, h.locs(t, true), time.Time{}, nil))
 				require.NoError(t, a.Close())
 				newSession := repaired[h.session].RunID

@@ -277,6 +277,14 @@ func (a *Archiver) linkSubTask(ctx context.Context, loc *Location, dir string, p
 		return Outcome{}, false // it names its parent: linked by that (parentLink)
 	}
 	ce := a.ledger.ByPath(child)
+	orphan := ""
+	if o := a.orphaned(ce, child); o != nil && o.SupersededBy == pe.RunID {
+		// Its run a repair ended, superseded by the namer's new run
+		// (syncFolderAs left it for this link; or a kill came before
+		// the folder was archived again): archived now as the repair
+		// would have.
+		orphan, ce = o.RunID, nil
+	}
 	if ce != nil && (ce.Closed || ce.Pending || ce.SupersededBy != "" || ce.Parts == 0 || ce.RunID == pe.RunID) {
 		return Outcome{}, false
 	}
@@ -316,6 +324,13 @@ func (a *Archiver) linkSubTask(ctx context.Context, loc *Location, dir string, p
 		why = tie + ", archived before as run " + ce.RunID + ", a session of its own: archived again, whole, as a child run of run " + pe.RunID + " linked at that call, which supersedes it"
 	}
 	o := a.syncFolderAs(ctx, Session{Loc: loc, Path: child}, l)
+	if rs := a.repair; rs != nil && orphan != "" && o.Action == ActionNew {
+		rs.mu.Lock()
+		if _, ok := rs.why[orphan]; ok {
+			rs.done[orphan] = o.RunID
+		}
+		rs.mu.Unlock()
+	}
 	if o.Action == ActionNew {
 		if o.Reason != "" {
 			why = joinReason(why, o.Reason)

@@ -556,14 +556,35 @@ func (a *Archiver) orphanedOf(path, parent string) *Entry {
 	if parent == "" {
 		return nil
 	}
-	e := a.ledger.ByPath(path) // superseded only when no other run of the file is not
-	if e == nil || e.SupersededBy == "" || e.Pending || e.Parent == "" {
-		return nil
+	return a.orphaned(a.ledger.ByPath(path), path) // superseded only when no other run of the file is not
+}
+
+// orphaned is e, the latest run of the session at path, when it is a
+// child run ended superseded by a run of another session (its
+// session's new run, which `sync --repair` archived again: replaced)
+// while no run of its own holds the session: a repair killed before it
+// archived the session again (a sub-agent's file, orphanedOf; a
+// sub-task's folder, syncFolderAs). nil otherwise.
+// A run superseded by a later run of the same session (a sub-task first
+// archived as a run of its own, then as a child run) leads to that run.
+func (a *Archiver) orphaned(e *Entry, path string) *Entry {
+	for hops := 0; e != nil && hops < 16; hops++ {
+		if e.SupersededBy == "" || e.Pending {
+			return nil
+		}
+		by := a.ledger.byRun(e.SupersededBy)
+		if by == nil {
+			return nil
+		}
+		if by.Path != path {
+			if e.Parent == "" {
+				return nil
+			}
+			return e
+		}
+		e = by
 	}
-	if by := a.ledger.byRun(e.SupersededBy); by == nil || by.Path == path {
-		return nil
-	}
-	return e
+	return nil
 }
 
 // legacyOf is the run of a sub-agent's file (parent: its session file)
@@ -838,7 +859,7 @@ func (a *Archiver) writePart(ctx context.Context, out Outcome, ps partSource, pr
 		}
 		ropts := lifecycle.RunOptions{
 			Name: runName(provider, e.Path, rs.subAgentOf), RunID: e.RunID, Producer: a.opts.Producer, Logger: log,
-			Recorder: recorder.Options{Clock: clk.now, Logger: log, Mask: sourceStamp{runID: e.RunID, src: b, next: recMask}.Mask},
+			Recorder: recorder.Options{Clock: clk.now, Logger: log, Mask: sourceStamp{runID: e.RunID, src: b, supersedes: a.endedReplaced(rs), next: recMask}.Mask},
 		}
 		if l := rs.link; l != nil {
 			// A sub-agent's file: a child run of its session's run,

@@ -90,7 +90,11 @@
 //     session's; an archive left interrupted), and a run whose start
 //     names ended runs it holds again stands for them
 //     (RunNode.SupersedesRuns: an agent's session archived from one of
-//     its stores and ended before its other store's copy was archived).
+//     its stores and ended before its other store's copy was archived;
+//     a damaged run that had ended before sync --repair archived its
+//     session again), unless its own end names a run that holds it
+//     again (a repair a kill cut short before its first part: the
+//     damaged run stands).
 //     A run recorded from an agent's output (twasm record: claude -p,
 //     codex exec --json, goose run), whose every agent step names a
 //     session (provider and session id, RunNode.Sessions) that a run

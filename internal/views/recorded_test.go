@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/twasm/twasm/internal/testing/viewstest"
+	"github.com/twasm/twasm/lifecycle"
 	"github.com/twasm/twasm/transcript"
 )
 
@@ -21,8 +22,12 @@ func TestSupersededRecorded(t *testing.T) {
 		archived bool
 		from     int // the run it was rebuilt from (renormalize), 0 for none
 		ended    bool
-		done     bool        // ended, superseded by none
-		steps    [][2]string // provider, session id
+		done     bool // ended, superseded by none
+		// holds: the ended run its start says it holds again
+		// (supersedes_runs: a repair of an ended run), 0 for none;
+		// by: the run its end names as superseding it, 0 for none.
+		holds, by int
+		steps     [][2]string // provider, session id
 	}
 	cases := []struct {
 		name string
@@ -39,6 +44,13 @@ func TestSupersededRecorded(t *testing.T) {
 		// A renormalize killed before it ended the rebuild: the rebuild
 		// holds part of the original, which stands for it.
 		{"rebuild not ended", []run{{archived: true, steps: [][2]string{{"codex", "t1"}}}, {from: 1, steps: [][2]string{{"codex", "t1"}}}}, []int{2}},
+		// sync --repair of a damaged run that had ended: the new run's
+		// start says it holds it again.
+		{"repair of an ended run", []run{{archived: true, done: true, steps: [][2]string{{"claude", "s1"}}}, {archived: true, holds: 1, steps: [][2]string{{"claude", "s1"}}}}, []int{1}},
+		// ... and a kill before the new run's first part, its session
+		// not read again: the new run ends holding nothing, superseded
+		// by the damaged run, which stands again.
+		{"repair of an ended run cut short", []run{{archived: true, done: true, steps: [][2]string{{"claude", "s1"}}}, {archived: true, holds: 1, by: 1}}, []int{2}},
 	}
 	at := time.Date(2026, 8, 1, 10, 0, 0, 0, time.UTC)
 	for _, c := range cases {
@@ -56,6 +68,9 @@ func TestSupersededRecorded(t *testing.T) {
 				if r.from > 0 {
 					extra[RenormalizedFromField] = json.RawMessage(`"` + viewstest.RunID(r.from) + `"`)
 				}
+				if r.holds > 0 {
+					extra[lifecycle.SupersedesRunsField] = json.RawMessage(`["` + viewstest.RunID(r.holds) + `"]`)
+				}
 				ev.Payload.(*transcript.StepPayload).Extra = extra
 				b.Add(ev)
 				for _, s := range r.steps {
@@ -69,6 +84,11 @@ func TestSupersededRecorded(t *testing.T) {
 				}
 				if r.done {
 					b.Add(viewstest.Completed("s", "ok", ""))
+				}
+				if r.by > 0 {
+					done := viewstest.Completed("s", "cancelled", "")
+					done.Payload.(*transcript.StepPayload).Extra = map[string]json.RawMessage{lifecycle.SupersededByField: json.RawMessage(`"` + viewstest.RunID(r.by) + `"`)}
+					b.Add(done)
 				}
 				d := DigestFile(writeRun(t, dir, b))
 				// the index keeps a digest as JSON

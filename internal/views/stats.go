@@ -386,7 +386,9 @@ func TreeTime(files func(id string) []string) func(id string) time.Time {
 // Superseded returns the listed runs that another stands for, so that a
 // session is counted once: a run whose end names the run that holds it
 // again (RunHead.SupersededBy), a run another's start names among the
-// ended runs it holds again (RunHead.SupersedesRuns), and a run A rebuilt as B
+// ended runs it holds again (RunHead.SupersedesRuns: a session of an
+// agent's other store, a repair of a damaged run that had ended; unless
+// that other run's own end names a run superseding it), and a run A rebuilt as B
 // (B.RenormalizedFrom is A) is superseded by B when both are listed,
 // unless A's tree was written after B's (a sync kept archiving the
 // session into A, or into a sub-agent file's child run of A, after the
@@ -405,8 +407,12 @@ func Superseded(heads map[string]RunHead, modTime func(id string) time.Time) map
 	out := map[string]bool{}
 	recordedAgain(heads, out)
 	for id, h := range heads {
+		// A run whose own end names another standing for it holds
+		// nothing its start claimed (a repair's new run a kill cut
+		// short before its first part, ended superseded by the run it
+		// was to hold again): that run stands.
 		for _, old := range h.SupersedesRuns {
-			if _, ok := heads[old]; ok && old != id {
+			if _, ok := heads[old]; ok && old != id && (h.SupersededBy == "" || h.SupersededBy == id) {
 				out[old] = true
 			}
 		}

@@ -14,7 +14,7 @@ import (
 type DirOptions struct {
 	Dir    string
 	Runs   []string
-	All    bool
+	All    AllRuns
 	Redact bool
 }
 
@@ -40,7 +40,9 @@ original run-recording design, which other tools of that design read:
 
 A run folder is written beside its place and renamed into it: it is whole or
 absent, and exporting a run again replaces its folder. 'twasm run end
---export-dir DIR' writes it when a run finishes.`,
+--export-dir DIR' writes it when a run finishes.
+
+` + allHelp,
 		Example: `  twasm export dir ./out latest
   twasm export dir /srv/runs --all`,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -48,8 +50,11 @@ absent, and exporting a run again replaces its folder. 'twasm run end
 				return cmdutil.FlagErrorf("name the directory to write into")
 			}
 			opts.Dir, opts.Runs = args[0], args[1:]
-			if opts.All == (len(opts.Runs) > 0) {
+			if opts.All.On == (len(opts.Runs) > 0) {
 				return cmdutil.FlagErrorf("name runs to export, or --all (not both)")
+			}
+			if err := checkAll(opts.All); err != nil {
+				return err
 			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
@@ -57,13 +62,13 @@ absent, and exporting a run again replaces its folder. 'twasm run end
 			return runDir(cmd.Context(), f, opts)
 		},
 	}
-	cmd.Flags().BoolVar(&opts.All, "all", false, "export every run in storage that is not a child of another run (children go with their parents)")
+	addAllFlags(cmd, &opts.All)
 	addRedactFlag(cmd, &opts.Redact, "every file written (events.jsonl is then the masked events, encoded again)")
 	return cmd
 }
 
 func runDir(ctx context.Context, f *cmdutil.Factory, opts *DirOptions) error {
-	targets, err := Targets(f, opts.Runs, opts.All)
+	targets, left, err := Targets(ctx, f, opts.Runs, opts.All)
 	if err != nil {
 		return err
 	}
@@ -78,6 +83,7 @@ func runDir(ctx context.Context, f *cmdutil.Factory, opts *DirOptions) error {
 		}
 		cmdutil.WarnSkipped(f.IOStreams.ErrOut, t.Path, rep.Skipped)
 	}
+	reportSuperseded(f.IOStreams.ErrOut, left)
 	reportRedacted(f, red)
 	return nil
 }

@@ -45,7 +45,7 @@ func formats(f *cmdutil.Factory) []*cobra.Command {
 type OTLPCmdOptions struct {
 	OTLP   OTLPOptions
 	Runs   []string
-	All    bool
+	All    AllRuns
 	Redact bool
 	// New sends only what an earlier --new export to the same endpoint
 	// did not (otlpState).
@@ -89,14 +89,19 @@ sends the rest of each run up to its last completed step; a run still
 recording or an archived session that may grow is finished by a later
 export (its run span, sent the first time, is marked unfinished), and an
 export that failed in part is sent again, with the same span ids, by the
-next. Run it from cron or a timer after sync.`,
+next. Run it from cron or a timer after sync.
+
+` + allHelp,
 		Example: `  OTEL_EXPORTER_OTLP_ENDPOINT=http://collector:4318 twasm export otlp latest
   twasm export otlp --protocol grpc --endpoint http://localhost:4317 --all
   twasm sync && twasm export otlp --all --new`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Runs = args
-			if opts.All == (len(args) > 0) {
+			if opts.All.On == (len(args) > 0) {
 				return cmdutil.FlagErrorf("name runs to export, or --all (not both)")
+			}
+			if err := checkAll(opts.All); err != nil {
+				return err
 			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
@@ -106,42 +111,31 @@ next. Run it from cron or a timer after sync.`,
 	}
 	AddOTLPFlags(cmd, &opts.OTLP, "")
 	addRedactFlag(cmd, &opts.Redact, "the spans")
-	cmd.Flags().BoolVar(&opts.All, "all", false, "export every run in storage that is not a child of another run (children go with their parents)")
+	addAllFlags(cmd, &opts.All)
 	cmd.Flags().BoolVar(&opts.New, "new", false, "send only what an earlier --new export to this endpoint did not")
 	return cmd
 }
 
-// Targets resolves RUN arguments (or --all) to transcript files.
-func Targets(f *cmdutil.Factory, runs []string, all bool) ([]export.Run, error) {
-	if all {
-		ids, err := f.ListRuns()
-		if err != nil {
-			return nil, err
-		}
-		dir := f.TranscriptDir()
-		var out []export.Run
-		for _, id := range ids {
-			r := export.Run{Path: dir + "/" + id + ".jsonl", Dir: dir}
-			if export.IsChild(r) {
-				continue
-			}
-			out = append(out, r)
-		}
-		return out, nil
+// Targets resolves RUN arguments, or --all (allTargets: the runs ls
+// lists, unless all.Superseded), to transcript files; left is how many
+// runs --all left out as superseded.
+func Targets(ctx context.Context, f *cmdutil.Factory, runs []string, all AllRuns) (_ []export.Run, left int, _ error) {
+	if all.On {
+		return allTargets(ctx, f, all.Superseded)
 	}
 	out := make([]export.Run, 0, len(runs))
 	for _, a := range runs {
 		ref, err := f.ResolveRun(a)
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		out = append(out, export.Run{Path: ref.Path, Dir: ref.Dir})
 	}
-	return out, nil
+	return out, 0, nil
 }
 
 func runOTLP(ctx context.Context, f *cmdutil.Factory, opts *OTLPCmdOptions) error {
-	targets, err := Targets(f, opts.Runs, opts.All)
+	targets, left, err := Targets(ctx, f, opts.Runs, opts.All)
 	if err != nil {
 		return err
 	}
@@ -211,6 +205,7 @@ func runOTLP(ctx context.Context, f *cmdutil.Factory, opts *OTLPCmdOptions) erro
 		msg += fmt.Sprintf("; %d runs had nothing new", unchanged)
 	}
 	fmt.Fprintln(f.IOStreams.ErrOut, msg)
+	reportSuperseded(f.IOStreams.ErrOut, left)
 	reportRedacted(f, red)
 	return nil
 }

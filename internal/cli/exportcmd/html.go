@@ -65,7 +65,7 @@ that cannot be decoded cannot be checked, and then no page is written.`,
 }
 
 func runHTML(ctx context.Context, f *cmdutil.Factory, opts *HTMLOptions) error {
-	targets, err := Targets(f, opts.Runs, false)
+	targets, _, err := Targets(ctx, f, opts.Runs, AllRuns{})
 	if err != nil {
 		return err
 	}

@@ -87,7 +87,7 @@ lists each.`,
 }
 
 func runMessages(ctx context.Context, f *cmdutil.Factory, opts *MessagesOptions) error {
-	targets, err := Targets(f, []string{opts.Run}, false)
+	targets, _, err := Targets(ctx, f, []string{opts.Run}, AllRuns{})
 	if err != nil {
 		return err
 	}

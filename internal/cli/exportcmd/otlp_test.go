@@ -78,10 +78,12 @@ type collector struct {
 	mu     sync.Mutex
 	spans  int
 	reject func(n int) int
+	// runs are the run ids the spans taken name (twasm.run.id).
+	runs map[string]bool
 }
 
 func newCollector(t *testing.T, reject func(int) int) *collector {
-	c := &collector{reject: reject}
+	c := &collector{reject: reject, runs: map[string]bool{}}
 	c.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, err := io.ReadAll(r.Body)
 		var req coltracepb.ExportTraceServiceRequest
@@ -93,9 +95,17 @@ func newCollector(t *testing.T, reject func(int) int) *collector {
 			return
 		}
 		n := 0
+		var runs []string
 		for _, rs := range req.ResourceSpans {
 			for _, ss := range rs.ScopeSpans {
 				n += len(ss.Spans)
+				for _, sp := range ss.Spans {
+					for _, kv := range sp.Attributes {
+						if kv.Key == "twasm.run.id" {
+							runs = append(runs, kv.Value.GetStringValue())
+						}
+					}
+				}
 			}
 		}
 		resp := &coltracepb.ExportTraceServiceResponse{}
@@ -108,6 +118,11 @@ func newCollector(t *testing.T, reject func(int) int) *collector {
 		}
 		c.mu.Lock()
 		c.spans += n - rej
+		if rej == 0 {
+			for _, id := range runs {
+				c.runs[id] = true
+			}
+		}
 		c.mu.Unlock()
 		out, _ := proto.Marshal(resp)
 		w.Header().Set("Content-Type", "application/x-protobuf")
@@ -198,7 +213,7 @@ func TestOTLPPartialSuccess(t *testing.T) {
 	storage := t.TempDir()
 	writeRun(t, storage, "0a1b2c3d-0000-4000-8000-000000000001", 3, true)
 	c := newCollector(t, func(n int) int { return min(n, 2) })
-	stderr, err := exportOTLP(t, storage, env("OTEL_EXPORTER_OTLP_ENDPOINT", c.srv.URL), &OTLPCmdOptions{All: true})
+	stderr, err := exportOTLP(t, storage, env("OTEL_EXPORTER_OTLP_ENDPOINT", c.srv.URL), &OTLPCmdOptions{All: AllRuns{On: true}})
 	if err == nil {
 		t.Fatalf("a partial success passed for a full one: %s", stderr)
 	}
@@ -227,7 +242,7 @@ func TestOTLPNew(t *testing.T) {
 	p := writeRun(t, storage, id, 2, false)
 	c := newCollector(t, nil)
 	ev := env("OTEL_EXPORTER_OTLP_ENDPOINT", c.srv.URL)
-	newOnly := func() *OTLPCmdOptions { return &OTLPCmdOptions{All: true, New: true} }
+	newOnly := func() *OTLPCmdOptions { return &OTLPCmdOptions{All: AllRuns{On: true}, New: true} }
 
 	if _, err := exportOTLP(t, storage, ev, newOnly()); err != nil {
 		t.Fatal(err)
@@ -270,7 +285,7 @@ func TestOTLPNew(t *testing.T) {
 	if other.received() != first+grown {
 		t.Fatalf("a new endpoint got %d spans, want all %d", other.received(), first+grown)
 	}
-	if _, err := exportOTLP(t, storage, ev, &OTLPCmdOptions{All: true}); err != nil || c.received() != 2*(first+grown) {
+	if _, err := exportOTLP(t, storage, ev, &OTLPCmdOptions{All: AllRuns{On: true}}); err != nil || c.received() != 2*(first+grown) {
 		t.Fatalf("without --new: %d spans in all, want %d (%v)", c.received(), 2*(first+grown), err)
 	}
 

@@ -35,6 +35,24 @@ func doctorDamaged(t *testing.T, h *clitest.Home) map[string]archive.RawDamage {
 	return out
 }
 
+// usageOutput runs `twasm usage --json`: its output tokens in all and
+// how many runs it left out as superseded.
+func usageOutput(t *testing.T, h *clitest.Home) (int64, int) {
+	t.Helper()
+	var rep struct {
+		Total struct {
+			Usage struct {
+				Output int64 `json:"output_tokens"`
+			} `json:"usage"`
+		} `json:"total"`
+		Superseded int `json:"superseded_runs"`
+	}
+	if err := json.Unmarshal([]byte(h.OK("usage", "--json").Out), &rep); err != nil {
+		t.Fatal(err)
+	}
+	return rep.Total.Usage.Output, rep.Superseded
+}
+
 // TestSyncRepair: `twasm doctor` names each session run whose raw
 // capture does not hold its source's bytes, with where it differs from
 // the agent's file and what `sync --repair` can do, and exits 1;
@@ -60,21 +78,7 @@ func TestSyncRepair(t *testing.T) {
 	if keptRun == "" || goneRun == "" {
 		t.Fatalf("sync archived %v", byPath)
 	}
-	usage := func() (int64, int) {
-		t.Helper()
-		var rep struct {
-			Total struct {
-				Usage struct {
-					Output int64 `json:"output_tokens"`
-				} `json:"usage"`
-			} `json:"total"`
-			Superseded int `json:"superseded_runs"`
-		}
-		if err := json.Unmarshal([]byte(h.OK("usage", "--json").Out), &rep); err != nil {
-			t.Fatal(err)
-		}
-		return rep.Total.Usage.Output, rep.Superseded
-	}
+	usage := func() (int64, int) { t.Helper(); return usageOutput(t, h) }
 	want, _ := usage()
 	if want != 8*25 {
 		t.Fatalf("usage before: %d output tokens, want %d", want, 8*25)
@@ -138,5 +142,107 @@ func TestSyncRepair(t *testing.T) {
 	}
 	if got, _ := usage(); got != want {
 		t.Errorf("usage after a second repair: %d, want %d", got, want)
+	}
+}
+
+// TestRepairEndedRun: `sync --repair` of a damaged run that had already
+// ended (imported with twasm import, which ends a run at once; or ended
+// by a sync when the agent's file was gone, the file put back since)
+// archives its session again as a new run, and the session is counted
+// once: usage, stats --all and ls count the new run alone, ls
+// --superseded lists the damaged run too (kept as it is: its end cannot
+// be written again), and so after a further sync, with the ledger kept
+// or rebuilt from the transcripts. Before, the damaged run's end could
+// not name the run superseding it and nothing else said so: the
+// session's tokens were counted twice.
+func TestRepairEndedRun(t *testing.T) {
+	t.Parallel()
+	const turns, want = 12, 8 * 12 // ClaudeSession: 8 output tokens a turn
+	for _, c := range []struct {
+		name string
+		// end ends the session's run, archived from path (a file of
+		// the home's Claude store), before it is damaged.
+		end func(t *testing.T, h *clitest.Home, path string, b []byte)
+	}{
+		{"open (a sync's)", func(t *testing.T, h *clitest.Home, path string, b []byte) { h.OK("sync") }},
+		{"imported", func(t *testing.T, h *clitest.Home, path string, b []byte) {
+			h.OK("import", "--provider", "claude", path)
+			h.OK("sync")
+		}},
+		{"its file gone, then put back", func(t *testing.T, h *clitest.Home, path string, b []byte) {
+			h.OK("sync")
+			if err := os.Remove(path); err != nil {
+				t.Fatal(err)
+			}
+			if outs := clitest.Outcomes(h.OK("sync").Out); len(outs["closed"]) != 1 {
+				t.Fatalf("sync with the file gone: %v, want its run closed", outs)
+			}
+			clitest.Put(t, path, b, time.Hour)
+			h.OK("sync")
+		}},
+	} {
+		for _, rebuild := range []bool{false, true} {
+			name := c.name
+			if rebuild {
+				name += ", the ledger rebuilt after"
+			}
+			t.Run(name, func(t *testing.T) {
+				t.Parallel()
+				h := clitest.NewHome(t)
+				b := clitest.ClaudeSession("ended", turns)
+				path := h.Put(".claude/projects/p/ended.jsonl", b, time.Hour)
+				c.end(t, h, path, b)
+				ls := func(args ...string) []string {
+					t.Helper()
+					return strings.Split(strings.TrimSpace(h.OK(append([]string{"ls", "--json"}, args...)...).Out), "\n")
+				}
+				runs := ls()
+				if len(runs) != 1 {
+					t.Fatalf("ls before the repair: %v, want one run", runs)
+				}
+				var first struct {
+					RunID string `json:"run_id"`
+				}
+				if err := json.Unmarshal([]byte(runs[0]), &first); err != nil {
+					t.Fatal(err)
+				}
+				clitest.DamageRaw(t, h.Stor, first.RunID, "ended prompt 3:", "ended prompt 3;")
+				outs := clitest.Outcomes(h.OK("sync", "--repair").Out)
+				if len(outs["new"]) != 1 {
+					t.Fatalf("sync --repair: %v, want one new run", outs)
+				}
+				repaired := outs["new"][0]
+				if rebuild {
+					if err := os.Remove(archive.LedgerFile(h.Stor)); err != nil {
+						t.Fatal(err)
+					}
+				}
+				for _, step := range []string{"after the repair", "after a further sync"} {
+					if step != "after the repair" {
+						if outs := clitest.Outcomes(h.OK("sync").Out); len(outs["new"])+len(outs["continued"]) != 0 {
+							t.Errorf("%s: sync archived %v", step, outs)
+						}
+					}
+					output, superseded := usageOutput(t, h)
+					var st struct {
+						UsageInAll map[string]int64 `json:"usage_in_all"`
+					}
+					if err := json.Unmarshal([]byte(h.OK("stats", "--all", "--json").Out), &st); err != nil {
+						t.Fatal(err)
+					}
+					if output != want || superseded != 1 || st.UsageInAll["output_tokens"] != want {
+						t.Errorf("%s: usage %d output tokens, %d run(s) left out, stats --all %d; want %d, 1, %d",
+							step, output, superseded, st.UsageInAll["output_tokens"], want, want)
+					}
+					lsRow(t, h, repaired)
+					if all := ls("--superseded"); len(all) != 2 {
+						t.Errorf("%s: ls --superseded lists %d runs, want the damaged run too", step, len(all))
+					}
+				}
+				if d := doctorDamaged(t, h); len(d) != 0 {
+					t.Errorf("doctor after the repair: %+v, want nothing damaged", d)
+				}
+			})
+		}
 	}
 }
