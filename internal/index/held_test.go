@@ -15,6 +15,7 @@ import (
 
 	"github.com/twasm/twasm/internal/testing/viewstest"
 	"github.com/twasm/twasm/internal/views"
+	"github.com/twasm/twasm/lifecycle"
 	"github.com/twasm/twasm/transcript"
 )
 
@@ -50,6 +51,14 @@ func TestHeldAsLsDecides(t *testing.T) {
 		// A renormalize killed before it ended the rebuild: the original,
 		// whole, stands for it, though the rebuild was written last.
 		{"rebuild not ended", []heldRun{{archived: true, steps: [][2]string{{"codex", "t1"}}}, {from: 1, touched: true, steps: [][2]string{{"codex", "t1"}}}}, []int{2}},
+		// sync --repair of a damaged run that had ended: the new run's
+		// start says it holds it again; a kill before the new run's
+		// first part, its session not read again, ends it holding
+		// nothing, superseded by the damaged run, which stands again.
+		// (A recorded run of the session too: Held decides the runs of
+		// a session a recorded run names.)
+		{"repair of an ended run", []heldRun{{archived: true, done: true, steps: [][2]string{{"claude", "s1"}}}, {archived: true, holds: 1, steps: [][2]string{{"claude", "s1"}}}, {steps: [][2]string{{"claude", "s1"}}}}, []int{1, 3}},
+		{"repair of an ended run cut short", []heldRun{{archived: true, done: true, steps: [][2]string{{"claude", "s1"}}}, {archived: true, holds: 1, by: 1}, {steps: [][2]string{{"claude", "s1"}}}}, []int{2, 3}},
 	}
 	ctx := context.Background()
 	at := time.Date(2026, 8, 1, 10, 0, 0, 0, time.UTC)
@@ -90,9 +99,21 @@ func TestHeldAsLsDecides(t *testing.T) {
 			defer ix.Close()
 			_, err = ix.Update(ctx)
 			require.NoError(t, err)
+			// Held decides the runs of the sessions a recorded run names;
+			// with what the superseded table says (Gone: what List and
+			// Search leave out), the top-level runs views.Superseded holds.
 			held, err := ix.Held(ctx)
 			require.NoError(t, err)
-			assert.ElementsMatch(t, want, slices.Collect(maps.Keys(held)), "Held")
+			assert.Subset(t, want, slices.Collect(maps.Keys(held)), "Held")
+			gone, err := ix.Gone(ctx)
+			require.NoError(t, err)
+			var top []string
+			for id := range gone {
+				if slices.Contains(files, filepath.Join(dir, id+".jsonl")) {
+					top = append(top, id)
+				}
+			}
+			assert.ElementsMatch(t, want, top, "Gone's top-level runs")
 
 			var stands []string
 			for i := range c.runs {
@@ -118,8 +139,6 @@ func TestHeldAsLsDecides(t *testing.T) {
 			assert.ElementsMatch(t, want, marked, "marked superseded")
 			// Gone is what List marks, child runs included.
 			every, everyMarked := listed(ListQuery{Superseded: true, Children: true})
-			gone, err := ix.Gone(ctx)
-			require.NoError(t, err)
 			assert.ElementsMatch(t, everyMarked, slices.Collect(maps.Keys(gone)), "Gone, against List's marks of %v", every)
 
 			found := func(q Query) []string {
@@ -165,6 +184,10 @@ type heldRun struct {
 	child    bool        // has a child run (a sub-agent's)
 	touched  bool        // its tree written last: its child run (after any file), else its file
 	gone     bool        // no transcript (removed)
+	// holds: the ended run its start says it holds again
+	// (supersedes_runs: sync --repair of an ended run), 0 for none;
+	// by: the run its end names as superseding it, 0 for none.
+	holds, by int
 }
 
 // writeHeldRuns writes the transcripts of runs into dir (run i+1 is
@@ -197,6 +220,9 @@ func writeHeldRuns(t *testing.T, dir string, runs []heldRun, at, base time.Time)
 		if r.from > 0 {
 			extra[views.RenormalizedFromField] = json.RawMessage(`"` + viewstest.RunID(r.from) + `"`)
 		}
+		if r.holds > 0 {
+			extra[lifecycle.SupersedesRunsField] = json.RawMessage(`["` + viewstest.RunID(r.holds) + `"]`)
+		}
 		ev.Payload.(*transcript.StepPayload).Extra = extra
 		b.Add(ev)
 		b.Add(viewstest.Msg(transcript.MessageUser, "", transcript.TextBlock("shared word"+string(rune('a'+i)))))
@@ -215,6 +241,11 @@ func writeHeldRuns(t *testing.T, dir string, runs []heldRun, at, base time.Time)
 		}
 		if r.done {
 			b.Add(viewstest.Completed("s", "ok", ""))
+		}
+		if r.by > 0 {
+			done := viewstest.Completed("s", "cancelled", "")
+			done.Payload.(*transcript.StepPayload).Extra = map[string]json.RawMessage{"superseded_by": json.RawMessage(`"` + viewstest.RunID(r.by) + `"`)}
+			b.Add(done)
 		}
 		for _, ev := range b.Events() {
 			ev.Timestamp = at.Add(time.Duration(i) * time.Minute)

@@ -196,7 +196,7 @@ func (ix *Index) Facets(ctx context.Context, superseded bool) (Facets, error) {
 	var f Facets
 	q := `SELECT DISTINCT providers, models, project, status FROM runs WHERE parent_run_id = ''`
 	if !superseded {
-		q += ` AND run_id NOT IN (SELECT run_id FROM superseded UNION ALL SELECT run_id FROM held)`
+		q += ` AND run_id NOT IN (` + supersededSQL + ` UNION ALL SELECT run_id FROM held)`
 	}
 	rows, err := ix.db.QueryContext(ctx, q)
 	if err != nil {

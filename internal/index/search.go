@@ -772,8 +772,17 @@ func (q Query) rankAmong() int {
 // again (the superseded table, and Held's runs: the held table) and
 // their child runs, down every level: what searches and listings leave
 // out.
-const goneSQL = `WITH RECURSIVE gone(id) AS (SELECT run_id FROM superseded UNION ALL SELECT run_id FROM held
+const goneSQL = `WITH RECURSIVE gone(id) AS (` + supersededSQL + ` UNION ALL SELECT run_id FROM held
   UNION SELECT r2.run_id FROM runs r2 JOIN gone ON r2.parent_run_id = gone.id)`
+
+// supersededSQL selects the runs the superseded table says another holds
+// again, as views.Superseded reads the same fields: a run's start that
+// names ended runs it holds again (supersedes_runs: a row whose by_run
+// is the run that said it, src) holds nothing when the run's own end
+// names a run holding it again (a sync --repair of an ended run a kill
+// cut short before its first part: the damaged run stands).
+const supersededSQL = `SELECT s.run_id FROM superseded s WHERE NOT (s.by_run = s.src AND s.run_id != s.src
+  AND EXISTS (SELECT 1 FROM superseded e WHERE e.run_id = s.src AND e.src = s.src))`
 
 // searchWhere is the tables a search reads (docs d and runs r, and fts
 // when there are words), its condition and their arguments: the words
