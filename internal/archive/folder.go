@@ -513,7 +513,7 @@ func (s folderSource) hash(int64) (string, error) { return sum(s.stream), nil }
 // keys timestamps knows, and epoch milliseconds under "ts"): the first
 // is the earliest after the previous part's last, as a rewritten
 // document holds its earlier turns again.
-func (s folderSource) times(_, _ int64, mtime time.Time) (time.Time, time.Time) {
+func (s folderSource) times(_, _ int64, mtime time.Time, _ []byte) (time.Time, time.Time) {
 	var all []time.Time
 	f, l := timestamps(s.stream, time.Time{}, time.Time{})
 	if !f.IsZero() {

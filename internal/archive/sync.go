@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/twasm/twasm/abi"
@@ -148,9 +149,9 @@ type Archiver struct {
 	// sessionHook, when set, runs on the worker before and after each
 	// session of SyncStores is archived, with its index (tests).
 	sessionHook func(i int, after bool)
-	// frames holds the frame buffers of feedDated (*[]byte of
-	// rawfile.FrameBytes), reused by the sessions and the workers.
-	frames *sync.Pool
+	// frames holds the frame buffers of firstTime and feedDated,
+	// reused by the sessions and the workers.
+	frames *framePool
 	// repair holds the damaged runs Repair marked to be archived again
 	// by the next sync (nil: none).
 	repair *repairSet
@@ -181,8 +182,45 @@ func Open(opts Options) (*Archiver, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	frames := &sync.Pool{New: func() any { b := make([]byte, rawfile.FrameBytes); return &b }}
-	return &Archiver{opts: opts, ledger: l, sessionsMu: &sync.Mutex{}, held: &heldRuns{paths: map[string]*heldRun{}}, named: &namedParts{}, own: newOwnStorage(opts.Store.Root), frames: frames}, rebuilt, nil
+	a := &Archiver{opts: opts, ledger: l, sessionsMu: &sync.Mutex{}, held: &heldRuns{paths: map[string]*heldRun{}}, named: &namedParts{}, own: newOwnStorage(opts.Store.Root)}
+	a.frames = newFramePool(a.workers())
+	return a, rebuilt, nil
+}
+
+// framePool holds the frame buffers (rawfile.FrameBytes) the parts read
+// their session into (firstTime, feedDated): as many as the workers
+// that archive at once are kept, for the archiver's life, and one more
+// asked for at once is made and dropped. A sync.Pool, emptied by every
+// collection, made a new MiB every few sessions of a first sync, whose
+// soft memory limit has it collect every few MiB allocated (51 buffers
+// for 500 sessions).
+type framePool struct {
+	free chan *[]byte
+	made atomic.Int64 // buffers made (tests)
+}
+
+func newFramePool(keep int) *framePool {
+	return &framePool{free: make(chan *[]byte, max(keep, 1))}
+}
+
+// get is a frame buffer, a kept one when there is one.
+func (p *framePool) get() *[]byte {
+	select {
+	case b := <-p.free:
+		return b
+	default:
+		p.made.Add(1)
+		b := make([]byte, rawfile.FrameBytes)
+		return &b
+	}
+}
+
+// put gives a buffer from get back, kept unless as many are.
+func (p *framePool) put(b *[]byte) {
+	select {
+	case p.free <- b:
+	default:
+	}
 }
 
 // Close closes the ledger.
@@ -739,8 +777,9 @@ type partSource interface {
 	// name is the session's path, in the ledger and run.started.
 	name() string
 	// times are the earliest and latest session times of [from, end)
-	// (the file's: zero last; mtime when it holds none).
-	times(from, end int64, mtime time.Time) (first, last time.Time)
+	// (the file's: zero last; mtime when it holds none); buf is a
+	// frame's buffer (rawfile.FrameBytes) to read into.
+	times(from, end int64, mtime time.Time, buf []byte) (first, last time.Time)
 	// replay is what the plugin read of the session before from, as the
 	// run's raw capture holds it, and the mask of a masked run's first
 	// reading (nil: none); a nil reader when there is nothing.
@@ -774,11 +813,11 @@ func (s fileSource) parent() *childLink             { return nil }
 func (s fileSource) body(from, end int64) io.Reader { return io.NewSectionReader(s.f, from, end-from) }
 func (s fileSource) hash(end int64) (string, error) { return hashPrefix(s.f, end) }
 
-func (s fileSource) times(from, end int64, mtime time.Time) (time.Time, time.Time) {
+func (s fileSource) times(from, end int64, mtime time.Time, buf []byte) (time.Time, time.Time) {
 	if !s.start.IsZero() {
 		mtime = s.start
 	}
-	return firstTime(s.f, from, end, mtime), time.Time{}
+	return firstTime(s.f, from, end, mtime, buf), time.Time{}
 }
 
 func (s fileSource) replay(_ string, prev *Entry, from int64, masked bool) (io.ReadCloser, func([]byte) []byte, error) {
@@ -818,7 +857,9 @@ func (a *Archiver) writePart(ctx context.Context, out Outcome, ps partSource, pr
 	if rewrite {
 		from = 0 // the whole new version, nothing replayed
 	}
-	first, last := ps.times(from, end, mtime)
+	frame := a.frames.get()
+	first, last := ps.times(from, end, mtime, *frame)
+	a.frames.put(frame)
 	clk := &clock{t: first}
 	log := a.opts.Logger
 	var masker *redact.Redactor
@@ -1143,9 +1184,13 @@ func rawPath(res *transcript.AgentResult) string {
 }
 
 // firstTime is the earliest session time in the first MiB of [from, end),
-// else the file's mtime.
-func firstTime(f io.ReaderAt, from, end int64, mtime time.Time) time.Time {
-	b := make([]byte, min(end-from, 1<<20))
+// else the file's mtime. buf (a frame's buffer, rawfile.FrameBytes) is
+// where the bytes are read: a buffer made for each part, as large as
+// the part up to a MiB, was 53 of the 610 MB a first sync of 500
+// sessions (86 MiB) allocated, each collected, its pages given back
+// and taken again.
+func firstTime(f io.ReaderAt, from, end int64, mtime time.Time, buf []byte) time.Time {
+	b := buf[:min(end-from, 1<<20, int64(len(buf)))]
 	n, _ := f.ReadAt(b, from)
 	first, _ := timestamps(b[:n], time.Time{}, time.Time{})
 	if first.IsZero() {
@@ -1169,16 +1214,14 @@ func firstTime(f io.ReaderAt, from, end int64, mtime time.Time) time.Time {
 // before it is fed. So the plugin gets the same batches, each at the
 // same clock (the time of an event without one of its own), whatever
 // the frame size.
-func feedDated(ctx context.Context, agent *capture.Agent, r io.Reader, clk *clock, frames *sync.Pool) error {
-	// A read's buffer, a frame's (of frames) once the part holds more
-	// than a read: most sessions are smaller than a read.
-	frame := make([]byte, chunkBytes)
-	var pooled *[]byte
-	defer func() {
-		if pooled != nil {
-			frames.Put(pooled)
-		}
-	}()
+func feedDated(ctx context.Context, agent *capture.Agent, r io.Reader, clk *clock, frames *framePool) error {
+	// A frame's buffer (of frames), for a part smaller than a read too:
+	// a read's buffer made for each part (most sessions are smaller than
+	// a read) was 128 of the 610 MB a first sync of 500 sessions
+	// allocated.
+	pooled := frames.get()
+	defer frames.put(pooled)
+	frame := *pooled
 	type read struct {
 		n   int
 		err error
@@ -1197,12 +1240,7 @@ func feedDated(ctx context.Context, agent *capture.Agent, r io.Reader, clk *cloc
 		// Fill the frame with reads of 256 KiB, as long as one fits.
 		reads = reads[:0]
 		filled := 0
-		for filled+chunkBytes <= rawfile.FrameBytes {
-			if filled+chunkBytes > len(frame) {
-				pooled = frames.Get().(*[]byte)
-				copy(*pooled, frame[:filled])
-				frame = *pooled
-			}
+		for filled+chunkBytes <= len(frame) {
 			n, err := r.Read(frame[filled : filled+chunkBytes])
 			reads = append(reads, read{n, err})
 			filled += n
