@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -286,13 +287,28 @@ func apiErrorBody(root abi.Value) (vote, bool) {
 		return vote{}, false
 	}
 	switch {
-	case root.Get("type").Is("error") && !root.Get("sequence_number").Exists():
-		// (The Responses API's stream error event has a sequence_number.)
+	case root.Get("type").Is("error") && onlyMembers(root, "type", "error", "request_id"):
+		// (The Responses API's stream error event has a sequence_number;
+		// an agent's event stream that says type error beside its own
+		// members, OpenCode's run --format json with its sessionID and
+		// timestamp, is that agent's: a body holds no more.)
 		return vote{"anthropic", "anthropic-messages", "an Anthropic API error body (type error, error.type " + e.Get("type").String() + ")"}, true
 	case root.Len() == 1 && !e.Get("status").Exists():
 		return vote{"openai", "chat-completion", "an OpenAI API error body (error.message, error.type)"}, true
 	}
 	return vote{}, false
+}
+
+// onlyMembers reports whether every member of the object root is one of
+// keys.
+func onlyMembers(root abi.Value, keys ...string) bool {
+	it := root.Iter()
+	for it.Next() {
+		if !slices.Contains(keys, it.Key().String()) {
+			return false
+		}
+	}
+	return true
 }
 
 // classifyLine recognises one line of a line-oriented format.

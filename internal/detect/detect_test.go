@@ -105,6 +105,10 @@ func TestDetect(t *testing.T) {
 		{"anthropic sse", `{"type":"message_start","message":{"id":"msg_1"}}`, "anthropic", "anthropic-sse", nil},
 		// A failed request's saved body, pretty-printed or on one line.
 		{"anthropic error body", `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"},"request_id":"req_1"}`, "anthropic", "anthropic-messages", nil},
+		// OpenCode's v2 run --format json says type error beside its own
+		// members: the stream is OpenCode's, not an Anthropic error body.
+		{"opencode run error line", `{"type":"step_start","timestamp":1,"sessionID":"ses_1","part":{"id":"prt_1","sessionID":"ses_1","messageID":"msg_1","type":"step-start"}}` + "\n" +
+			`{"type":"error","timestamp":2,"sessionID":"ses_1","error":{"type":"provider.unknown","message":"Overloaded"}}`, "opencode", "json", nil},
 		{"openai error body", "{\n  \"error\": {\n    \"message\": \"Unsupported parameter\",\n    \"type\": \"invalid_request_error\",\n    \"param\": \"max_tokens\",\n    \"code\": \"unsupported_parameter\"\n  }\n}\n", "openai", "chat-completion", nil},
 		{"openai-compatible error body, type null", `{"error":{"message":"Rate limit reached","type":null,"code":"rate_limit_exceeded"}}`, "openai", "chat-completion", nil},
 		{"google's error body is neither's", `{"error":{"code":429,"message":"Resource exhausted","status":"RESOURCE_EXHAUSTED"}}`, "", "", ErrUnknown},
