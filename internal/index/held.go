@@ -35,12 +35,7 @@ const flagsSQL = `((r.parent_run_id = '' AND r.session = 0) | ((r.parent_run_id 
 // that a listing or a search reads it and no run.
 func (ix *Index) Held(ctx context.Context) (map[string]bool, error) {
 	held := map[string]bool{}
-	err := eachRow(ctx, ix.db, `SELECT run_id FROM held`, nil, func(rows *sql.Rows) error {
-		var id string
-		err := rows.Scan(&id)
-		held[id] = true
-		return err
-	})
+	err := addEach(ctx, ix.db, `SELECT run_id FROM held`, nil, held)
 	return held, err
 }
 
@@ -97,12 +92,7 @@ WHERE a.run_id IN (SELECT value FROM json_each(?)) AND a.key != ''`, []any{in}, 
 	}); err != nil {
 		return nil, err
 	}
-	if err := eachRow(ctx, q, `SELECT run_id FROM superseded WHERE src IN (SELECT value FROM json_each(?)) AND run_id = src AND by_run != run_id`, []any{in}, func(rows *sql.Rows) error {
-		var id string
-		err := rows.Scan(&id)
-		possible[id] = true
-		return err
-	}); err != nil {
+	if err := addEach(ctx, q, `SELECT run_id FROM superseded WHERE src IN (SELECT value FROM json_each(?)) AND run_id = src AND by_run != run_id`, []any{in}, possible); err != nil {
 		return nil, err
 	}
 	if in, err = jsonList(set); err != nil {
@@ -376,12 +366,7 @@ WHERE sessions.run_id = f.id AND sessions.flags != f.flags`, changed); err != ni
 		if err != nil {
 			return err
 		}
-		if err := eachRow(ctx, b.tx, `SELECT from_run FROM rebuilt WHERE run_id IN (SELECT value FROM json_each(?1)) UNION SELECT run_id FROM rebuilt WHERE from_run IN (SELECT value FROM json_each(?1))`, []any{in}, func(rows *sql.Rows) error {
-			var id string
-			err := rows.Scan(&id)
-			affected[id] = true
-			return err
-		}); err != nil {
+		if err := addEach(ctx, b.tx, `SELECT from_run FROM rebuilt WHERE run_id IN (SELECT value FROM json_each(?1)) UNION SELECT run_id FROM rebuilt WHERE from_run IN (SELECT value FROM json_each(?1))`, []any{in}, affected); err != nil {
 			return err
 		}
 	}
@@ -390,12 +375,7 @@ WHERE sessions.run_id = f.id AND sessions.flags != f.flags`, changed); err != ni
 		if err != nil {
 			return err
 		}
-		if err := eachRow(ctx, b.tx, `SELECT key FROM sessions WHERE run_id IN (SELECT value FROM json_each(?)) AND key != '' AND flags & 2`, []any{in}, func(rows *sql.Rows) error {
-			var k string
-			err := rows.Scan(&k)
-			keys[k] = true
-			return err
-		}); err != nil {
+		if err := addEach(ctx, b.tx, `SELECT key FROM sessions WHERE run_id IN (SELECT value FROM json_each(?)) AND key != '' AND flags & 2`, []any{in}, keys); err != nil {
 			return err
 		}
 	}
@@ -430,12 +410,7 @@ WHERE sessions.run_id = f.id AND sessions.flags != f.flags`, changed); err != ni
 		if err != nil {
 			return err
 		}
-		if err := eachRow(ctx, b.tx, `SELECT run_id FROM sessions WHERE key IN (SELECT value FROM json_each(?))`, []any{in}, func(rows *sql.Rows) error {
-			var id string
-			err := rows.Scan(&id)
-			affected[id] = true
-			return err
-		}); err != nil {
+		if err := addEach(ctx, b.tx, `SELECT run_id FROM sessions WHERE key IN (SELECT value FROM json_each(?))`, []any{in}, affected); err != nil {
 			return err
 		}
 	}
@@ -478,6 +453,17 @@ func jsonList(set map[string]bool) (string, error) {
 		return "", fmt.Errorf("index: %w", err)
 	}
 	return string(b), nil
+}
+
+// addEach runs a query of one text column and adds each row's value to
+// set.
+func addEach(ctx context.Context, q querier, query string, args []any, set map[string]bool) error {
+	return eachRow(ctx, q, query, args, func(rows *sql.Rows) error {
+		var v string
+		err := rows.Scan(&v)
+		set[v] = true
+		return err
+	})
 }
 
 // eachRow runs a query and calls row for each of its rows.

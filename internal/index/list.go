@@ -165,20 +165,9 @@ FROM runs WHERE `+strings.Join(where, " AND ")+` ORDER BY started DESC, run_id L
 // mark when asked (ListQuery.Superseded, Query.Superseded). It reads the
 // superseded and held tables the index keeps, not every run.
 func (ix *Index) Gone(ctx context.Context) (map[string]bool, error) {
-	rows, err := ix.db.QueryContext(ctx, goneSQL+` SELECT DISTINCT id FROM gone`)
-	if err != nil {
-		return nil, fmt.Errorf("index: %w", err)
-	}
-	defer rows.Close()
 	gone := map[string]bool{}
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			return nil, fmt.Errorf("index: %w", err)
-		}
-		gone[id] = true
-	}
-	return gone, rows.Err()
+	err := addEach(ctx, ix.db, goneSQL+` SELECT DISTINCT id FROM gone`, nil, gone)
+	return gone, err
 }
 
 // Facets are the values the listing's filters can take, each list
