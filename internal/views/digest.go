@@ -105,6 +105,20 @@ func DigestRun(run *Run) *RunDigest {
 	return d
 }
 
+// TreeFiles returns, for a run id of digests, the files of its tree
+// (DigestTree, its child runs looked up in digests): what TreeTime reads
+// the times of, for Superseded.
+func TreeFiles(digests map[string]*RunDigest) func(id string) []string {
+	lookup := func(id string) (*RunDigest, bool) { d, ok := digests[id]; return d, ok }
+	return func(id string) []string {
+		var out []string
+		for _, n := range DigestTree(digests[id], lookup) {
+			out = append(out, n.File)
+		}
+		return out
+	}
+}
+
 // DigestTree returns root's digest and those of the child runs it links
 // to, depth first, following the links as BuildTree does (a child seen
 // already, deeper than runtree.MaxDepth, or that cannot be read or is not a

@@ -73,15 +73,7 @@ func allTargets(ctx context.Context, f *cmdutil.Factory, superseded bool) ([]exp
 	}
 	var gone map[string]bool
 	if !superseded {
-		lookup := func(id string) (*views.RunDigest, bool) { d, ok := digests[id]; return d, ok }
-		files := func(id string) []string {
-			var out []string
-			for _, n := range views.DigestTree(digests[id], lookup) {
-				out = append(out, n.File)
-			}
-			return out
-		}
-		gone = views.Superseded(heads, views.TreeTime(files))
+		gone = views.Superseded(heads, views.TreeTime(views.TreeFiles(digests)))
 	}
 	var out []export.Run
 	for _, id := range ids {

@@ -207,14 +207,7 @@ func statsOfDigests(ctx context.Context, opts *Options, ids []string, sel *selec
 		heads[id] = d.RunHead
 	}
 	skip := map[string]bool{}
-	files := func(id string) []string {
-		var out []string
-		for _, n := range views.DigestTree(digests[id], lookup) {
-			out = append(out, n.File)
-		}
-		return out
-	}
-	for id := range views.Superseded(heads, views.TreeTime(files)) {
+	for id := range views.Superseded(heads, views.TreeTime(views.TreeFiles(digests))) {
 		for _, n := range views.DigestTree(digests[id], lookup) {
 			skip[n.RunID] = true
 		}
