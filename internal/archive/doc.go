@@ -697,7 +697,14 @@
 // run.started not written: with workers, a kill timed on one session
 // lands where another's run is being begun) is forgotten with its
 // pending entry and its file removed when the ledger is opened
-// (removeUnbegun), so the session is archived afresh.
+// (removeUnbegun), so the session is archived afresh. Except a child
+// run (a sub-agent file's) whose link its parent's transcript already
+// holds (the link is written between the child's pending entry and its
+// transcript): its entry is kept, and the part that continues it begins
+// the run under that link, with the id the link names (a file gone
+// meanwhile: begun and ended as cancelled), so that no link names a run
+// without a transcript and no sub-agent is linked twice
+// (Interrupted.Unbegun).
 // An interrupted run that cannot be settled (its raw capture does not
 // start with what its last part holds) gets nothing more until it is:
 // every part for it fails with [ErrInterrupted], naming it.

@@ -227,6 +227,11 @@ type Ledger struct {
 	// and the run it archives again not yet ended (Resume.Supersedes):
 	// by run id.
 	supersede []string
+	// unbegun are the child runs found on load whose link their parent's
+	// transcript holds and whose own transcript was never begun (a kill
+	// between the two): begun by the part that continues them, in the
+	// same run (Interrupted.Unbegun).
+	unbegun map[string]bool
 }
 
 // Interrupted is a run whose archive was interrupted: a part begun and
@@ -252,6 +257,13 @@ type Interrupted struct {
 	// Repair says Supersedes is a damaged run that the run archives
 	// again (Resume.Repair, SourceRef.Repair).
 	Repair bool
+	// Unbegun says the run is a child run whose link its parent's
+	// transcript holds and whose own transcript was never begun (a kill
+	// came between the two, or while its first line was written): the
+	// run is begun, under that link, by the part that continues it,
+	// so that the link never names a run with no transcript and the
+	// session is not linked a second time.
+	Unbegun bool
 }
 
 // LedgerFile is the ledger's path under the storage root.
@@ -309,10 +321,22 @@ func OpenLedger(root string, readOnly bool) (l *Ledger, rebuilt string, err erro
 			tp := filepath.Join(tdir, e.RunID+".jsonl")
 			ne, info, err := readTranscript(tp)
 			if err != nil || ne == nil || ne.Parts == 0 && info.finished {
-				l.runs.remove(e.RunID) // the run was never begun (or holds nothing and ended)
 				if err == nil && ne == nil && !readOnly {
 					removeUnbegun(tp)
 				}
+				if (err == nil && ne == nil || errors.Is(err, fs.ErrNotExist)) && e.Parent != "" && notExist(tp) && linksChild(tdir, e.Parent, e.RunID) {
+					// A child run never begun whose parent links it:
+					// kept, to be begun under that link.
+					// Nothing of the file archived: looked at again,
+					// its first bytes still to come (a part from 0).
+					e.Size, e.Offset, e.SHA256 = -1, 0, sum(nil)
+					l.noteUnbegun(e)
+					if err := l.runs.put(e); err != nil {
+						return nil, "", err
+					}
+					continue
+				}
+				l.runs.remove(e.RunID) // the run was never begun (or holds nothing and ended)
 				continue
 			}
 			ne.Path, ne.Size, ne.ModTime, ne.Redact = e.Path, e.Size, e.ModTime, e.Redact || ne.Redact
@@ -1097,6 +1121,60 @@ func (l *Ledger) noteInterrupted(e *Entry, info transcriptInfo, resume *Resume) 
 		it.Supersedes, it.Repair = was.Supersedes, was.Repair
 	}
 	l.interrupted[e.RunID] = it
+}
+
+// noteUnbegun notes e, a pending child run's entry, as interrupted
+// before its run was begun (Interrupted.Unbegun).
+func (l *Ledger) noteUnbegun(e *Entry) {
+	if l.unbegun == nil {
+		l.unbegun = map[string]bool{}
+	}
+	l.unbegun[e.RunID] = true
+	l.noteInterrupted(e, transcriptInfo{}, e.Resume)
+	it := l.interrupted[e.RunID]
+	it.Unbegun = true
+	l.interrupted[e.RunID] = it
+}
+
+// isUnbegun reports whether runID is a child run noted on load as never
+// begun and not begun since.
+func (l *Ledger) isUnbegun(runID string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.unbegun[runID]
+}
+
+// begun forgets that runID was never begun: its transcript exists.
+func (l *Ledger) begun(runID string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	delete(l.unbegun, runID)
+}
+
+// notExist reports whether nothing is at path.
+func notExist(path string) bool {
+	_, err := os.Lstat(path)
+	return errors.Is(err, fs.ErrNotExist)
+}
+
+// linksChild reports whether the transcript of run parent (under tdir)
+// holds a link (step.call_workflow.started) to child run child.
+func linksChild(tdir, parent, child string) bool {
+	if runid.Valid(parent) != nil {
+		return false
+	}
+	f, err := regfile.Open(filepath.Join(tdir, parent+".jsonl"))
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	r := transcript.NewReader(f)
+	for r.Next() {
+		if ev := r.Event(); ev != nil && ev.Type == transcript.StepCallWorkflowStarted && ev.ChildRunID == child {
+			return true
+		}
+	}
+	return false
 }
 
 // Interrupted returns the runs whose archive a killed sync or import

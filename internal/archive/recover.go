@@ -152,13 +152,18 @@ func (a *Archiver) recoverRun(ctx context.Context, it Interrupted) Outcome {
 		out.Action, out.Reason = ActionFailed, fmt.Sprintf("run %s: %v: %v", e.RunID, ErrInterrupted, err)
 		return out
 	}
-	cancelled, err := a.closeOpen(ctx, it)
-	if err != nil {
-		return fail(err)
+	var cancelled []string
+	var err error
+	if !it.Unbegun {
+		if cancelled, err = a.closeOpen(ctx, it); err != nil {
+			return fail(err)
+		}
 	}
 	var notes []string
 	what := "its archive was interrupted (a sync or import was killed before the part it was writing completed)"
-	if len(cancelled) > 0 {
+	if it.Unbegun {
+		what = "its archive was interrupted (a sync or import was killed after its parent run " + e.Parent + " linked it and before its transcript was begun): begun under that link by the part that continues it"
+	} else if len(cancelled) > 0 {
 		what = fmt.Sprintf("its archive was interrupted (a sync or import was killed while it wrote %s): closed as cancelled", strings.Join(cancelled, ", "))
 	}
 	notes = append(notes, what)
@@ -170,14 +175,18 @@ func (a *Archiver) recoverRun(ctx context.Context, it Interrupted) Outcome {
 		notes = append(notes, cut)
 	}
 	held := it.Resume != nil && it.Resume.Held
-	e.Pending, e.Resume = false, nil
-	if held {
-		// Still to end after its sub-agents' files: noted until it is,
-		// should this process die first.
-		e.Resume = it.Resume
-	}
-	if err := a.ledger.Put(&e); err != nil {
-		return fail(err)
+	if !it.Unbegun {
+		// (An unbegun run's entry stays pending until its run is begun:
+		// a kill before then finds it unbegun again.)
+		e.Pending, e.Resume = false, nil
+		if held {
+			// Still to end after its sub-agents' files: noted until it
+			// is, should this process die first.
+			e.Resume = it.Resume
+		}
+		if err := a.ledger.Put(&e); err != nil {
+			return fail(err)
+		}
 	}
 	a.ledger.settled(e.RunID)
 	if a.opts.Written != nil && len(cancelled) > 0 {
@@ -264,6 +273,21 @@ func (a *Archiver) recoverRun(ctx context.Context, it Interrupted) Outcome {
 		by := ""
 		if o.RunID != "" && o.RunID != e.RunID {
 			by = o.RunID
+		}
+		if a.ledger.isUnbegun(cur.RunID) {
+			// Its parent links it: begun, so as to end it there.
+			rs := cur.Resume
+			if rs == nil {
+				rs = &Resume{}
+			}
+			ropts := a.settleOptions(*cur)
+			run, err := a.beginUnbegun(ctx, cur, cur.Head, rs, ropts.Recorder.Clock, nil)
+			if err != nil {
+				return fail(err)
+			}
+			if err := run.Detach(); err != nil {
+				return fail(err)
+			}
 		}
 		if err := b.endCancelled(ctx, cur, why, by); err != nil {
 			return fail(err)

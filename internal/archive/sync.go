@@ -742,6 +742,33 @@ func (m sourceStamp) Mask(ev *transcript.Event) {
 	}
 }
 
+// startOptions are the options of the run a session's first part begins
+// (e.RunID): named for the session, its run.started stamped with the
+// session's source (continuing run continues, when set).
+func (a *Archiver) startOptions(e *Entry, head, continues string, rs *Resume, clock func() time.Time, mask func(*transcript.Event)) lifecycle.RunOptions {
+	src := SourceRef{Provider: e.Provider, Path: e.Path, Head: head, Continues: continues, Supersedes: rs.Supersedes, Repair: rs.Repair}
+	b, _ := json.Marshal(src)
+	log := a.opts.Logger
+	return lifecycle.RunOptions{
+		Name: runName(e.Provider, e.Path, rs.subAgentOf), RunID: e.RunID, Producer: a.opts.Producer, Logger: log,
+		Recorder: recorder.Options{Clock: clock, Logger: log, Mask: sourceStamp{runID: e.RunID, src: b, supersedes: a.endedReplaced(rs), next: mask}.Mask},
+	}
+}
+
+// beginUnbegun begins child run e.RunID of run e.Parent, whose link the
+// parent's transcript already holds (Interrupted.Unbegun): no second
+// link is written.
+func (a *Archiver) beginUnbegun(ctx context.Context, e *Entry, head string, rs *Resume, clock func() time.Time, mask func(*transcript.Event)) (*lifecycle.Run, error) {
+	ropts := a.startOptions(e, head, "", rs, clock, mask)
+	ropts.ParentRunID = e.Parent
+	run, err := lifecycle.Start(ctx, a.opts.Store, ropts)
+	if err != nil {
+		return nil, fmt.Errorf("begin child run %s of run %s, which links it: %w", e.RunID, e.Parent, err)
+	}
+	a.ledger.begun(e.RunID)
+	return run, nil
+}
+
 // partResult is an agent step's result plus where its bytes came from.
 type partResult struct {
 	res *transcript.AgentResult
@@ -887,21 +914,30 @@ func (a *Archiver) writePart(ctx context.Context, out Outcome, ps partSource, pr
 	}
 	e := Entry{Head: head, Provider: provider, Path: ps.name(), Size: size, ModTime: mtime.UnixNano(), Redact: redactOn, Pending: true, Resume: rs}
 	var run *lifecycle.Run
-	if prev == nil || prev.Closed {
-		e.RunID = runid.New()
-		src := SourceRef{Provider: provider, Path: e.Path, Head: head}
-		if prev != nil {
-			src.Continues = prev.RunID
-		}
-		src.Supersedes, src.Repair = rs.Supersedes, rs.Repair
-		b, _ := json.Marshal(src)
+	if unbegun := prev != nil && !prev.Closed && a.ledger.isUnbegun(prev.RunID); unbegun {
+		// A child run whose link its parent holds and that a kill left
+		// never begun: begun now, under that link, as its first part
+		// would have begun it.
+		e.RunID, e.Parent = prev.RunID, prev.Parent
 		if err := a.ledger.Put(&e); err != nil {
 			return fail(err)
 		}
-		ropts := lifecycle.RunOptions{
-			Name: runName(provider, e.Path, rs.subAgentOf), RunID: e.RunID, Producer: a.opts.Producer, Logger: log,
-			Recorder: recorder.Options{Clock: clk.now, Logger: log, Mask: sourceStamp{runID: e.RunID, src: b, supersedes: a.endedReplaced(rs), next: recMask}.Mask},
+		if run, err = a.beginUnbegun(ctx, &e, head, rs, clk.now, recMask); err != nil {
+			return fail(err)
 		}
+		e.First = first
+		out.RunID = e.RunID
+		prev = nil // nothing of it to continue
+	} else if prev == nil || prev.Closed {
+		e.RunID = runid.New()
+		continues := ""
+		if prev != nil {
+			continues = prev.RunID
+		}
+		if err := a.ledger.Put(&e); err != nil {
+			return fail(err)
+		}
+		ropts := a.startOptions(&e, head, continues, rs, clk.now, recMask)
 		if l := rs.link; l != nil {
 			// A sub-agent's file: a child run of its session's run,
 			// linked in the agent step (spec §6.10).
