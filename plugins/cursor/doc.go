@@ -89,7 +89,10 @@
 // its table cursorDiskKV, composerData:<id> is a conversation, one run,
 // and bubbleId:<id>:<bubble> one message, read in the order of the
 // composer's fullConversationHeadersOnly (a bubble no header names, or
-// that Cursor cleaned up to NULL, is not read). A composer that another's
+// one a header names that has no row yet, is not read; one whose row
+// holds no record, NULL as Cursor leaves a bubble it cleaned up, empty or
+// not a JSON object, is left out with a warning naming it, so that the
+// run does not read as whole without it). A composer that another's
 // subComposerIds lists is a child run of that one's (the parent column).
 // The rows have no time of change: the cursor is lastUpdatedAt with the
 // composer's length and bubble count, and a session that moved is read

@@ -27,8 +27,12 @@ var ideRoots = []abi.Root{
 // its messages, in the order of the composer's fullConversationHeadersOnly.
 //
 // Values are read as text (the column is declared BLOB; Cursor writes
-// JSON text) and only where they are JSON (a bubble Cursor cleaned up
-// holds NULL). The rows carry no time they were changed at: a session's
+// JSON text). A composer is read only where its value is JSON; every
+// bubble row its headers name is read, a bubble Cursor cleaned up (NULL,
+// as a user's database showed: agentsview#1676) or whose value is not
+// JSON included, so that the run says the message is lost (lostBubble)
+// instead of reading as whole without it; a header whose bubble has no
+// row yet is not read (Cursor may write it next). The rows carry no time they were changed at: a session's
 // cursor is the composer's lastUpdatedAt (else createdAt) times 1000 plus
 // the composer's length and its bubbles' number modulo 1000, so that a new
 // bubble or a rewritten composer moves it; a session whose cursor moved is
@@ -64,12 +68,12 @@ FROM cursorDiskKV WHERE key = 'composerData:' || :session AND value IS NOT NULL 
   WHERE c.key = 'composerData:' || :session AND c.value IS NOT NULL AND json_valid(CAST(c.value AS TEXT))
 )
 SELECT h.bid AS id, h.pos AS pos, length(CAST(b.value AS TEXT)) AS version,
-  CASE WHEN json_type(CAST(b.value AS TEXT), '$.createdAt') IN ('integer', 'real')
+  CASE WHEN b.value IS NULL OR NOT json_valid(CAST(b.value AS TEXT)) THEN NULL
+    WHEN json_type(CAST(b.value AS TEXT), '$.createdAt') IN ('integer', 'real')
     THEN CAST(json_extract(CAST(b.value AS TEXT), '$.createdAt') AS INTEGER)
     ELSE CAST((julianday(json_extract(CAST(b.value AS TEXT), '$.createdAt')) - 2440587.5) * 86400000 AS INTEGER) END AS time_ms,
   CAST(b.value AS TEXT) AS value
 FROM h JOIN cursorDiskKV b ON b.key = 'bubbleId:' || :session || ':' || h.bid
-WHERE b.value IS NOT NULL AND json_valid(CAST(b.value AS TEXT))
 ORDER BY h.pos`},
 	},
 	// The workspace map (ABI 1.7): each workspace's own state.vscdb,
@@ -117,6 +121,10 @@ func (n *normalizer) ideRow(l *sdk.Line, v abi.Value, out *sdk.Out) {
 	}
 	val := r.Get("value")
 	if val.Kind() != abi.KindObject {
+		if table.Is("bubble") {
+			lostBubble(r.Get("id").String(), val, out)
+			return
+		}
 		out.Unmapped(sdk.S("row_not_json"))
 		return
 	}
@@ -130,6 +138,24 @@ func (n *normalizer) ideRow(l *sdk.Line, v abi.Value, out *sdk.Out) {
 	default:
 		out.Unmapped(sdk.S("row:" + table.String()))
 	}
+}
+
+// lostBubble handles a message the conversation's headers list whose row
+// holds no record to read: NULL (Cursor cleaned it up), an empty value,
+// or one that is not a JSON object. It is left out, and the run says so:
+// without the warning the conversation would read as whole.
+func lostBubble(id string, val abi.Value, out *sdk.Out) {
+	what := "no record (NULL)"
+	switch {
+	case val.Kind() == abi.KindString && val.Is(""):
+		what = "an empty value"
+	case val.Kind() == abi.KindString:
+		what = "a value that is not JSON"
+	case val.Kind() != abi.KindNull:
+		what = "a value that is not a JSON object"
+	}
+	out.Warn("cursor: message " + id + " of the conversation holds " + what + ": it is left out")
+	out.Ignored(sdk.S("bubble:lost"))
 }
 
 // composer handles a conversation's record: its id and model (the model

@@ -1,8 +1,10 @@
 package synccmd_test
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -46,7 +48,7 @@ func TestSyncCursorIDE(t *testing.T) {
 	h := clitest.NewHome(t)
 	dir := filepath.Join(h.Dir, ".config", "Cursor", "User", "globalStorage")
 	c := openCursorIDEDB(t, filepath.Join(dir, "state.vscdb"))
-	c.put("composerData:c-main", `{"_v":3,"composerId":"c-main","name":"Fix the tests","createdAt":1767261600000,"lastUpdatedAt":1767261660000,"modelConfig":{"modelName":"claude-4.5-sonnet","maxMode":false},"subComposerIds":["c-sub"],"fullConversationHeadersOnly":[{"bubbleId":"b1","type":1},{"bubbleId":"b2","type":2},{"bubbleId":"b3","type":2},{"bubbleId":"b4","type":2},{"bubbleId":"b5","type":2},{"bubbleId":"b6","type":2},{"bubbleId":"b7","type":2}]}`)
+	c.put("composerData:c-main", `{"_v":3,"composerId":"c-main","name":"Fix the tests","createdAt":1767261600000,"lastUpdatedAt":1767261660000,"modelConfig":{"modelName":"claude-4.5-sonnet","maxMode":false},"subComposerIds":["c-sub"],"fullConversationHeadersOnly":[{"bubbleId":"b1","type":1},{"bubbleId":"b2","type":2},{"bubbleId":"b3","type":2},{"bubbleId":"b4","type":2},{"bubbleId":"b5","type":2},{"bubbleId":"b6","type":2},{"bubbleId":"b7","type":2},{"bubbleId":"b-null","type":2},{"bubbleId":"b-junk","type":2},{"bubbleId":"b-unwritten","type":2}]}`)
 	c.put("bubbleId:c-main:b1", `{"_v":3,"bubbleId":"b1","type":1,"text":"Run the tests and fix what fails.","createdAt":"2026-01-01T10:00:00.000Z"}`)
 	c.put("bubbleId:c-main:b2", `{"_v":3,"bubbleId":"b2","type":2,"text":"","createdAt":"2026-01-01T10:00:01.000Z"}`)
 	c.put("bubbleId:c-main:b3", `{"_v":3,"bubbleId":"b3","type":2,"text":"Running them.","thinking":{"text":"Start with the suite."},"createdAt":"2026-01-01T10:00:02.000Z","modelInfo":{"modelName":"claude-4.5-sonnet"},"tokenCount":{"inputTokens":1200,"outputTokens":80},"toolFormerData":{"toolCallId":"toolu_01","name":"run_terminal_cmd","rawArgs":"{\"command\":\"go test ./...\",\"is_background\":false}","status":"error","result":"{\"output\":\"--- FAIL: TestParse\\nFAIL\",\"exitCode\":1}"}}`)
@@ -56,6 +58,13 @@ func TestSyncCursorIDE(t *testing.T) {
 	c.put("bubbleId:c-main:b7", `{"_v":3,"bubbleId":"b7","type":2,"createdAt":"2026-01-01T10:00:09.000Z","toolFormerData":{"toolCallId":"toolu_05","name":"run_terminal_cmd","rawArgs":"{\"command\":\"go test ./parse\"}","status":"loading"}}`)
 	// A bubble Cursor cleaned up (NULL), one no header names.
 	c.Exec(`INSERT INTO cursorDiskKV VALUES ('bubbleId:c-main:gone', NULL)`)
+	// Bubbles the headers name that hold no record: NULL (Cursor cleaned
+	// it up, as 62 bubbles of a user's database: agentsview#1676) and a
+	// damaged value; one with no row yet (b-unwritten) is not read. And
+	// the composer that report names verbatim, NULL: the others sync.
+	c.Exec(`INSERT INTO cursorDiskKV VALUES ('bubbleId:c-main:b-null', NULL)`)
+	c.put("bubbleId:c-main:b-junk", `{"bubbleId":"b-junk","type":2,"text":"cut`)
+	c.Exec(`INSERT INTO cursorDiskKV VALUES ('composerData:1bf6b690-2756-4be9-8cfd-033354f0e040', NULL)`)
 	c.put("bubbleId:c-main:orphan", `{"bubbleId":"orphan","type":2,"text":"not in the conversation"}`)
 	c.put("composerData:c-sub", `{"_v":3,"composerId":"c-sub","createdAt":1767261605000,"lastUpdatedAt":1767261606000,"fullConversationHeadersOnly":[{"bubbleId":"s1","type":1},{"bubbleId":"s2","type":2}]}`)
 	c.Exec(`INSERT INTO cursorDiskKV VALUES ('bubbleId:c-sub:s1', CAST(? AS BLOB))`, `{"bubbleId":"s1","type":1,"text":"List the tests of the parser.","createdAt":"2026-01-01T10:00:05.500Z"}`)
@@ -81,6 +90,7 @@ func TestSyncCursorIDE(t *testing.T) {
 			if strings.Contains(b, "not in the conversation") || strings.Count(b, `"type":"tool.result"`) != 4 {
 				t.Errorf("run of c-main: want the orphan bubble left out and 4 results (toolu_05 still loading):\n%s", b)
 			}
+			lostBubbles(t, b)
 		case strings.Contains(b, "parse_test.go holds three."):
 			sub = id
 		}
@@ -111,6 +121,7 @@ func TestSyncCursorIDE(t *testing.T) {
 	if n := strings.Count(b, "Run the tests and fix what fails."); n != 1 {
 		t.Errorf("the prompt is archived %d times", n)
 	}
+	lostBubbles(t, b)
 
 	// The database gone, the run is rebuilt from its raw capture.
 	if err := os.Remove(filepath.Join(dir, "state.vscdb")); err != nil {
@@ -121,5 +132,37 @@ func TestSyncCursorIDE(t *testing.T) {
 	clitest.Validate(t, re)
 	if rb := string(clitest.ReadFile(t, re)); !strings.Contains(rb, `"output":"ok parse"`) || !strings.Contains(rb, "Fixed: an off-by-one.") {
 		t.Errorf("the renormalized run lacks the later part: %v", r)
+	}
+}
+
+// lostBubbles checks the run of c-main says, once each in its steps'
+// results, that the messages its headers list whose rows hold no record
+// are left out, and says nothing of the one with no row.
+func lostBubbles(t *testing.T, run string) {
+	t.Helper()
+	var warnings []string
+	for _, line := range strings.Split(strings.TrimSpace(run), "\n") {
+		var ev struct {
+			Type    string `json:"type"`
+			Payload struct {
+				Result struct {
+					Warnings []string `json:"warnings"`
+				} `json:"result"`
+			} `json:"payload"`
+		}
+		if err := json.Unmarshal([]byte(line), &ev); err != nil {
+			t.Fatalf("%v: %s", err, line)
+		}
+		if ev.Type == "step.completed" {
+			warnings = append(warnings, ev.Payload.Result.Warnings...)
+		}
+	}
+	for _, want := range []string{"cursor: message b-null of the conversation holds no record (NULL): it is left out", "cursor: message b-junk of the conversation holds a value that is not JSON: it is left out"} {
+		if n := slices.Index(warnings, want); n < 0 || slices.Index(warnings[n+1:], want) >= 0 {
+			t.Errorf("run of c-main: steps' warnings %q, want %q once", warnings, want)
+		}
+	}
+	if strings.Contains(run, "b-unwritten") {
+		t.Errorf("run of c-main names the bubble with no row yet:\n%s", run)
 	}
 }
