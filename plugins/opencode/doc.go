@@ -122,7 +122,21 @@
 // provider's, every token), where earlier builds wrote the output with
 // the reasoning in it: a step whose total is input + cache + output +
 // reasoning (reasoning above 0) has its reasoning added to twasm's
-// output, every output token; otherwise the output is read as written.
+// output, every output token; otherwise the output is read as written,
+// but in run --format json. There the client of OpenCode's v2 runtime
+// (noninteractive.ts) prints a step_finish whose tokens are the v2
+// runtime's (core session/usage.ts: output the visible output,
+// reasoning apart, no total), a line OpenCode's v1 run before AI SDK 6
+// printed the same, its output the provider's (the reasoning in it, for
+// most providers): the line cannot tell them apart, the rest of the
+// output can. A tool's metadata.providerResult (the v2 client's
+// tool_use writes it, v1 the tool's own metadata), text lines adding
+// deltas to one part id, an error {type, message} are the v2 client's
+// alone: shown one, anywhere in the output, every step stating
+// reasoning and no total has its reasoning added to its output (the
+// messages closed before the sign are closed again at the end, the
+// session's usage set again); shown none, the output is read as
+// written and a warning says it may lack those reasoning tokens.
 // A step-finish's reason is the AI SDK's finish reason: content-filter
 // (the provider's filter stopped the model, which OpenCode records as no
 // error) is a provider error, length (cut at the output token limit) a

@@ -52,6 +52,7 @@ var keys = abi.NewKeySet(
 	"parts",
 	"path",
 	"prompt",
+	"providerResult",
 	"ran",
 	"read",
 	"reason",
@@ -125,6 +126,7 @@ const (
 	kParts                     // parts
 	kPath                      // path
 	kPrompt                    // prompt
+	kProviderResult            // providerResult
 	kRan                       // ran
 	kRead                      // read
 	kReason                    // reason
