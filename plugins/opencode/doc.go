@@ -180,19 +180,38 @@
 // the sub-agent's result. The link is to the parent run, not yet to the
 // task call that started it.
 //
-// The event table (event: id, aggregate_id, seq, type, data; with
-// event_sequence) is not read, by decision. In OpenCode's source
-// (src/sync/index.ts) every change to a session, message or part is a
-// sync event whose projector writes it into the session, message and
-// part tables, in the same transaction that would append the event row;
-// the event row is written only when the experimental workspaces flag is
-// on (to replay a session in another workspace), and is deleted with the
-// session. So the tables hold every event's outcome whether the table is
-// filled or not, and what the table adds is only the intermediate
-// versions of a row (a tool part pending, then running, before
-// completed), which the archive does not keep either (a part changed
-// between two syncs comes once, in its new version). Reading both would
-// archive each change twice; reading the events alone would miss every
+// The event table (event: id, aggregate_id, seq, type, data, and in
+// later builds created; with event_sequence) is not read, by decision.
+// OpenCode's v1 runtime (src/sync/index.ts) makes every change to a
+// session, message or part a sync event whose projector writes it into
+// the session, message and part tables, in the same transaction that
+// would append the event row; it appends the row only when the
+// experimental workspaces flag is on (to replay a session in another
+// workspace). The v2 runtime (packages/core/src/event.ts,
+// commitDurableEvent) appends every durable event whatever the flag, in
+// the transaction whose projectors (session/projector.ts,
+// message-updater.ts) write session_message: a step's start, end or
+// failure, a text, reasoning or tool item's start, deltas and end, a
+// tool's progress and result, a shell command, a compaction. So the
+// tables read hold every event's outcome (an assistant message whole,
+// its finish, tokens, cost and error, each tool's last state and error)
+// whether the journal is filled or not. What the journal alone holds is
+// the way there: a tool's intermediate states and progress, which the
+// archive does not keep either (a message changed between two syncs
+// comes once, in its new version); the execution events (succeeded,
+// failed with an error, interrupted with a reason), whose failure a
+// failed step's message states as its error, but not one that failed
+// before any step began; and the v2 runtime's retries
+// (session.retry.scheduled: attempt and provider error), which the
+// projection sets on the assistant message and clears when the next
+// step starts or the execution ends. But the journal is not a
+// record: EventRetention (core/src/event/retention.ts) deletes a
+// session's every event 48 hours after the session was last updated
+// (event_journal.retention_hours) and, after 60 minutes idle, all but
+// the newest of a part's updates, so reading it would make a session's
+// archive depend on when it was synced, and sessions older than two
+// days would read as if never retried. Reading both would also archive
+// each change twice; reading the events alone would miss every v1
 // session of a user without the flag.
 //
 // Forks. Session.fork (the API's /session/:id/fork, the apps' "fork
