@@ -52,7 +52,10 @@
 //     their key, as the database's); the session's parentID makes a
 //     sub-agent's session a child run, as parent_id does.
 //   - "json": `opencode run --format json` (step_start, text, reasoning,
-//     tool_use, step_finish and error events, each holding one part).
+//     tool_use, step_finish and error events, each holding one part;
+//     a later v1 run prints a done line last, {reason: "idle",
+//     rejected}, once the session went idle: declared ignored, the
+//     permissions it refused on its own, rejected, said in a warning).
 //     The v2 runtime's client (cli/cmd/run/noninteractive.ts) prints a
 //     text as it streams, each delta a text line of the same part id
 //     holding that delta alone: a text line of a part id already seen
@@ -157,7 +160,8 @@
 // session log (no terminal event), and `opencode run --format json` has
 // none either (it stops printing when the session goes idle; a run that
 // ended on its last step's finish and one cut short after it print the
-// same lines): for every format the host derives the status. `twasm
+// same lines; the done line of later builds says the run completed, not
+// that it succeeded): for every format the host derives the status. `twasm
 // sync` often reads a store in the middle of a turn: OpenCode's
 // processor sets an assistant message's time.completed when it stops
 // working on it (answered, failed or aborted; session/processor.ts) and

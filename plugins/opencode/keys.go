@@ -57,6 +57,7 @@ var keys = abi.NewKeySet(
 	"read",
 	"reason",
 	"reasoning",
+	"rejected",
 	"role",
 	"root",
 	"row",
@@ -131,6 +132,7 @@ const (
 	kRead                      // read
 	kReason                    // reason
 	kReasoning                 // reasoning
+	kRejected                  // rejected
 	kRole                      // role
 	kRoot                      // root
 	kRow                       // row

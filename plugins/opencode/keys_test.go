@@ -23,7 +23,7 @@ func TestKeyNumbers(t *testing.T) {
 		kMessageTimeCreated: "message_time_created", kMessageID: "messageID", kMetadata: "metadata",
 		kMime: "mime", kModel: "model", kModelID: "modelID", kName: "name", kOutput: "output",
 		kParentIDCol: "parent_id", kParentID: "parentID", kPart: "part", kParts: "parts", kPath: "path", kPrompt: "prompt", kProviderResult: "providerResult", kRan: "ran",
-		kRead: "read", kReason: "reason", kReasoning: "reasoning", kRole: "role", kRoot: "root",
+		kRead: "read", kReason: "reason", kReasoning: "reasoning", kRejected: "rejected", kRole: "role", kRoot: "root",
 		kRow: "row", kSessionID: "sessionID", kSignal: "signal", kStart: "start", kState: "state", kStatus: "status", kStructured: "structured",
 		kSynthetic: "synthetic", kTable: "table", kText: "text", kTime: "time", kTimeCreated: "time_created",
 		kTimestamp: "timestamp", kTimeout: "timeout", kTokens: "tokens", kTool: "tool", kTotal: "total", kType: "type",

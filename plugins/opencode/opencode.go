@@ -321,6 +321,21 @@ func (n *normalizer) Line(l *sdk.Line, out *sdk.Out) error {
 			n.v2 = true
 		}
 		report(errCode(e), errMessage(e), out)
+	case f[kType].Is("done"):
+		// OpenCode's run prints it last once the session went idle
+		// (cli/cmd/run.ts finish(): {reason: "idle", rejected}): the run
+		// completed, whether or not it succeeded (its errors stand).
+		// rejected names the permissions it refused on its own, run
+		// without --auto (their calls' errors say so too).
+		n.setFormat(out, fmtJSON, f[kSessionID].String())
+		out.Ignored(sdk.S("done"))
+		var names []string
+		for it := v.Get("rejected").Iter(); it.Next(); {
+			names = append(names, it.Value().String())
+		}
+		if len(names) > 0 {
+			out.Warn("opencode run refused the permission(s) the session asked for on its own (run without --auto): " + strings.Join(names, ", "))
+		}
 	case f[kInfo].Kind() == abi.KindObject && f[kMessages].Kind() == abi.KindArray:
 		n.export(f, out)
 	default:

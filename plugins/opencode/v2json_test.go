@@ -211,3 +211,32 @@ func TestRunJSONReasoningOutput(t *testing.T) {
 		})
 	}
 }
+
+// TestRunJSONDone: OpenCode's run prints a done line last once the
+// session went idle (cli/cmd/run.ts finish(), anomalyco/opencode 00f9806c:
+// {reason: "idle", rejected}); it is no unknown line, and the
+// permissions it refused on its own are said.
+func TestRunJSONDone(t *testing.T) {
+	text := `{"type":"text","timestamp":1762077601000,"sessionID":"ses_1","part":{"id":"prt_1","sessionID":"ses_1","messageID":"msg_1","type":"text","text":"Done.","time":{"start":1762077600000,"end":1762077601000}}}`
+	for _, tc := range []struct {
+		name, done, warn string
+	}{
+		{"idle", `{"type":"done","timestamp":1762077602000,"sessionID":"ses_1","reason":"idle","rejected":[]}`, ""},
+		{"a permission refused", `{"type":"done","timestamp":1762077602000,"sessionID":"ses_1","reason":"idle","rejected":["bash"]}`, "on its own (run without --auto): bash"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			raw := []byte(text + "\n" + tc.done + "\n")
+			o := plugintest.Run(t, opencode.Plugin, raw, normalize.Options{Provider: "opencode"})
+			if len(o.Result.Unmapped) != 0 {
+				t.Errorf("unmapped %v, want none", o.Result.Unmapped)
+			}
+			warned := slices.ContainsFunc(o.Result.Warnings, func(w string) bool { return tc.warn != "" && strings.Contains(w, tc.warn) })
+			if warned != (tc.warn != "") {
+				t.Errorf("warnings %q, want one saying %q", o.Result.Warnings, tc.warn)
+			}
+			if n, first := silent(t, raw); n != 0 {
+				t.Errorf("%d line(s) without a record (spec 6.8): %v", n, first)
+			}
+		})
+	}
+}
