@@ -52,7 +52,10 @@
 //     their key, as the database's); the session's parentID makes a
 //     sub-agent's session a child run, as parent_id does.
 //   - "json": `opencode run --format json` (step_start, text, reasoning,
-//     tool_use, step_finish and error events, each holding one part).
+//     tool_use, step_finish and error events, each holding one part;
+//     a later v1 run prints a done line last, {reason: "idle",
+//     rejected}, once the session went idle: declared ignored, the
+//     permissions it refused on its own, rejected, said in a warning).
 //     The v2 runtime's client (cli/cmd/run/noninteractive.ts) prints a
 //     text as it streams, each delta a text line of the same part id
 //     holding that delta alone: a text line of a part id already seen
@@ -122,7 +125,21 @@
 // provider's, every token), where earlier builds wrote the output with
 // the reasoning in it: a step whose total is input + cache + output +
 // reasoning (reasoning above 0) has its reasoning added to twasm's
-// output, every output token; otherwise the output is read as written.
+// output, every output token; otherwise the output is read as written,
+// but in run --format json. There the client of OpenCode's v2 runtime
+// (noninteractive.ts) prints a step_finish whose tokens are the v2
+// runtime's (core session/usage.ts: output the visible output,
+// reasoning apart, no total), a line OpenCode's v1 run before AI SDK 6
+// printed the same, its output the provider's (the reasoning in it, for
+// most providers): the line cannot tell them apart, the rest of the
+// output can. A tool's metadata.providerResult (the v2 client's
+// tool_use writes it, v1 the tool's own metadata), text lines adding
+// deltas to one part id, an error {type, message} are the v2 client's
+// alone: shown one, anywhere in the output, every step stating
+// reasoning and no total has its reasoning added to its output (the
+// messages closed before the sign are closed again at the end, the
+// session's usage set again); shown none, the output is read as
+// written and a warning says it may lack those reasoning tokens.
 // A step-finish's reason is the AI SDK's finish reason: content-filter
 // (the provider's filter stopped the model, which OpenCode records as no
 // error) is a provider error, length (cut at the output token limit) a
@@ -143,7 +160,8 @@
 // session log (no terminal event), and `opencode run --format json` has
 // none either (it stops printing when the session goes idle; a run that
 // ended on its last step's finish and one cut short after it print the
-// same lines): for every format the host derives the status. `twasm
+// same lines; the done line of later builds says the run completed, not
+// that it succeeded): for every format the host derives the status. `twasm
 // sync` often reads a store in the middle of a turn: OpenCode's
 // processor sets an assistant message's time.completed when it stops
 // working on it (answered, failed or aborted; session/processor.ts) and
@@ -166,19 +184,38 @@
 // the sub-agent's result. The link is to the parent run, not yet to the
 // task call that started it.
 //
-// The event table (event: id, aggregate_id, seq, type, data; with
-// event_sequence) is not read, by decision. In OpenCode's source
-// (src/sync/index.ts) every change to a session, message or part is a
-// sync event whose projector writes it into the session, message and
-// part tables, in the same transaction that would append the event row;
-// the event row is written only when the experimental workspaces flag is
-// on (to replay a session in another workspace), and is deleted with the
-// session. So the tables hold every event's outcome whether the table is
-// filled or not, and what the table adds is only the intermediate
-// versions of a row (a tool part pending, then running, before
-// completed), which the archive does not keep either (a part changed
-// between two syncs comes once, in its new version). Reading both would
-// archive each change twice; reading the events alone would miss every
+// The event table (event: id, aggregate_id, seq, type, data, and in
+// later builds created; with event_sequence) is not read, by decision.
+// OpenCode's v1 runtime (src/sync/index.ts) makes every change to a
+// session, message or part a sync event whose projector writes it into
+// the session, message and part tables, in the same transaction that
+// would append the event row; it appends the row only when the
+// experimental workspaces flag is on (to replay a session in another
+// workspace). The v2 runtime (packages/core/src/event.ts,
+// commitDurableEvent) appends every durable event whatever the flag, in
+// the transaction whose projectors (session/projector.ts,
+// message-updater.ts) write session_message: a step's start, end or
+// failure, a text, reasoning or tool item's start, deltas and end, a
+// tool's progress and result, a shell command, a compaction. So the
+// tables read hold every event's outcome (an assistant message whole,
+// its finish, tokens, cost and error, each tool's last state and error)
+// whether the journal is filled or not. What the journal alone holds is
+// the way there: a tool's intermediate states and progress, which the
+// archive does not keep either (a message changed between two syncs
+// comes once, in its new version); the execution events (succeeded,
+// failed with an error, interrupted with a reason), whose failure a
+// failed step's message states as its error, but not one that failed
+// before any step began; and the v2 runtime's retries
+// (session.retry.scheduled: attempt and provider error), which the
+// projection sets on the assistant message and clears when the next
+// step starts or the execution ends. But the journal is not a
+// record: EventRetention (core/src/event/retention.ts) deletes a
+// session's every event 48 hours after the session was last updated
+// (event_journal.retention_hours) and, after 60 minutes idle, all but
+// the newest of a part's updates, so reading it would make a session's
+// archive depend on when it was synced, and sessions older than two
+// days would read as if never retried. Reading both would also archive
+// each change twice; reading the events alone would miss every v1
 // session of a user without the flag.
 //
 // Forks. Session.fork (the API's /session/:id/fork, the apps' "fork

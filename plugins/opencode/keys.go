@@ -52,10 +52,12 @@ var keys = abi.NewKeySet(
 	"parts",
 	"path",
 	"prompt",
+	"providerResult",
 	"ran",
 	"read",
 	"reason",
 	"reasoning",
+	"rejected",
 	"role",
 	"root",
 	"row",
@@ -125,10 +127,12 @@ const (
 	kParts                     // parts
 	kPath                      // path
 	kPrompt                    // prompt
+	kProviderResult            // providerResult
 	kRan                       // ran
 	kRead                      // read
 	kReason                    // reason
 	kReasoning                 // reasoning
+	kRejected                  // rejected
 	kRole                      // role
 	kRoot                      // root
 	kRow                       // row

@@ -154,6 +154,10 @@ type part struct {
 	cost         float64
 	hasCost      bool
 	reason       string // step-finish
+	// open: a step-finish of run --format json whose tokens state
+	// reasoning and no total: whether its output holds the reasoning
+	// depends on which client wrote it (stepUsage).
+	open bool
 }
 
 // message is what the normalizer keeps of one message.
@@ -212,6 +216,14 @@ type normalizer struct {
 	// stepOpen: run --format json printed a step_start whose
 	// step_finish has not come.
 	stepOpen bool
+	// v2: the run --format json output shows the client of OpenCode's
+	// v2 runtime (v2Line): its step_finish tokens state the output less
+	// the reasoning, and no total.
+	v2 bool
+	// stale are the messages closed with an open step (part.open)
+	// before the output showed which client wrote it, in the order they
+	// closed: End closes them again (settleOpenSteps).
+	stale []*message
 	// The members of the objects a line is read from, each found in one
 	// pass over its object (fields.of) rather than one per Get.
 	fRoot, fRow, fInfo, fPart, fState, fTokens fields
@@ -291,12 +303,39 @@ func (n *normalizer) Line(l *sdk.Line, out *sdk.Out) error {
 			n.stepOpen = true
 		case p[kType].Is("step-finish"):
 			n.stepOpen = false
+		case p[kType].Is("tool") && p[kState].Path("metadata", "providerResult").Kind() != abi.KindInvalid:
+			// Only the v2 client writes a tool's metadata with the
+			// provider's result (noninteractive.ts: providerResult, the
+			// tool.success and tool.failed event's provider); OpenCode's
+			// v1 run prints the part as the session holds it, its
+			// metadata the tool's own.
+			n.v2 = true
 		}
 		n.part(n.id(p[kMessageID]), p[kID].String(), p, abi.Value{}, f[kTimestamp], out)
 	case f[kType].Is("error"):
 		n.setFormat(out, fmtJSON, f[kSessionID].String())
 		e := f[kError]
+		if e.Get("name").Kind() == abi.KindInvalid && e.Get("type").Kind() == abi.KindString {
+			// A session error {type, message}: the v2 client's (v1
+			// prints the session's {name, data}).
+			n.v2 = true
+		}
 		report(errCode(e), errMessage(e), out)
+	case f[kType].Is("done"):
+		// OpenCode's run prints it last once the session went idle
+		// (cli/cmd/run.ts finish(): {reason: "idle", rejected}): the run
+		// completed, whether or not it succeeded (its errors stand).
+		// rejected names the permissions it refused on its own, run
+		// without --auto (their calls' errors say so too).
+		n.setFormat(out, fmtJSON, f[kSessionID].String())
+		out.Ignored(sdk.S("done"))
+		var names []string
+		for it := v.Get("rejected").Iter(); it.Next(); {
+			names = append(names, it.Value().String())
+		}
+		if len(names) > 0 {
+			out.Warn("opencode run refused the permission(s) the session asked for on its own (run without --auto): " + strings.Join(names, ", "))
+		}
 	case f[kInfo].Kind() == abi.KindObject && f[kMessages].Kind() == abi.KindArray:
 		n.export(f, out)
 	default:
@@ -675,6 +714,12 @@ func usage(t *fields) sdk.Usage {
 	return u
 }
 
+// noTotal reports whether tokens t state reasoning and no total.
+func noTotal(t *fields) bool {
+	r, _ := sdk.IntOf(t[kReasoning]).Value()
+	return r > 0 && t[kTotal].Kind() == abi.KindInvalid
+}
+
 // keep stores a part, p its members (replacing what the message held
 // under its id).
 func (n *normalizer) keep(m *message, id string, p *fields) *part {
@@ -692,6 +737,7 @@ func (n *normalizer) keep(m *message, id string, p *fields) *part {
 			// (noninteractive.ts); OpenCode before it printed a text
 			// once, whole, when it ended.
 			q.text = m.parts[i].text + q.text
+			n.v2 = true
 		}
 	case "tool":
 		st := n.fState.of(p[kState])
@@ -729,7 +775,9 @@ func (n *normalizer) keep(m *message, id string, p *fields) *part {
 		q.start, q.end = millis(t.Get("start")), millis(t.Get("end"))
 	case "step-finish":
 		q.reason = p[kReason].String()
-		q.tokens = usage(n.fTokens.of(p[kTokens]))
+		t := n.fTokens.of(p[kTokens])
+		q.tokens = usage(t)
+		q.open = n.format == fmtJSON && noTotal(t)
 		q.cost, q.hasCost = p[kCost].Float()
 	case "file":
 		q.text = "[file " + p[kFilename].String() + " " + p[kMime].String() + "]"
@@ -888,19 +936,7 @@ func (n *normalizer) effects(m *message, q *part, out *sdk.Out) {
 				out.Warn("the response was cut at the output token limit")
 			}
 		}
-		var total sdk.Usage
-		cost, costs := 0.0, 0
-		for _, s := range n.steps {
-			total = total.Plus(s.tokens)
-			if s.hasCost {
-				cost += s.cost
-				costs++
-			}
-		}
-		out.Usage(total, "set")
-		if costs > 0 {
-			out.Cost(cost, "set")
-		}
+		n.sessionUsage(out)
 	case "retry":
 		if !m.reported[q.id] {
 			m.reported[q.id] = true
@@ -913,6 +949,40 @@ func (n *normalizer) effects(m *message, q *part, out *sdk.Out) {
 			out.Warn("the session was compacted here: the model saw a summary of what came before")
 		}
 	}
+}
+
+// sessionUsage reports the session's usage and cost: the sums over every
+// step-finish.
+func (n *normalizer) sessionUsage(out *sdk.Out) {
+	var total sdk.Usage
+	cost, costs := 0.0, 0
+	for _, s := range n.steps {
+		total = total.Plus(n.stepUsage(s))
+		if s.hasCost {
+			cost += s.cost
+			costs++
+		}
+	}
+	out.Usage(total, "set")
+	if costs > 0 {
+		out.Cost(cost, "set")
+	}
+}
+
+// stepUsage is the usage of step-finish q. A run --format json step
+// whose tokens state reasoning and no total (q.open) was written by
+// the client of OpenCode's v2 runtime, whose output leaves the
+// reasoning out (core session/usage.ts: output the visible output, no
+// total), or by OpenCode's v1 run before AI SDK 6, whose output is the
+// provider's (the reasoning in it): the line cannot tell them apart,
+// the rest of the output can (n.v2). Until it has, the output is read
+// as written.
+func (n *normalizer) stepUsage(q *part) sdk.Usage {
+	u := q.tokens
+	if q.open && n.v2 {
+		u.Output = u.Output.Plus(u.Reasoning)
+	}
+	return u
 }
 
 // errorStatus is the status of a tool part that ended in error: denied
@@ -1065,12 +1135,16 @@ func (n *normalizer) close(m *message, out *sdk.Out) {
 	}
 	m.open = false
 	var u sdk.Usage
-	steps := 0
+	steps, stale := 0, false
 	for _, q := range m.parts {
 		if q.typ == "step-finish" {
-			u = u.Plus(q.tokens)
+			u = u.Plus(n.stepUsage(q))
 			steps++
+			stale = stale || (q.open && !n.v2)
 		}
+	}
+	if stale && !slices.Contains(n.stale, m) {
+		n.stale = append(n.stale, m)
 	}
 	if steps == 0 && !m.user {
 		u = m.tokens
@@ -1082,12 +1156,45 @@ func (n *normalizer) close(m *message, out *sdk.Out) {
 	}
 }
 
+// settleOpenSteps settles, at the end of a run --format json output,
+// the steps whose output waited on which client wrote it (stepUsage).
+// Shown the v2 client's, the session's usage is set again with their
+// output counting the reasoning (a sign after a step comes after its
+// usage was reported), and the messages closed before the sign are
+// closed again. Never shown it, the output stays as
+// written, and a warning says what it may leave out.
+func (n *normalizer) settleOpenSteps(out *sdk.Out) {
+	var open, reasoning int64
+	for _, q := range n.steps {
+		if q.open {
+			open++
+			r, _ := q.tokens.Reasoning.Value()
+			reasoning += r
+		}
+	}
+	if open == 0 {
+		return
+	}
+	if !n.v2 {
+		out.Warn("opencode run --format json: " + strconv.FormatInt(open, 10) + " step(s) state " + strconv.FormatInt(reasoning, 10) + " reasoning tokens and no total, and nothing in this output says which OpenCode wrote it: the v2 client's output leaves the reasoning out, OpenCode's v1 run before AI SDK 6 wrote the provider's, the reasoning in it (most providers): the output is read as written, and may lack those reasoning tokens")
+		return
+	}
+	for _, m := range n.stale {
+		n.part(m.id, "", nil, abi.Value{}, abi.Value{}, out)
+		n.close(m, out)
+		n.current = nil
+	}
+	n.stale = nil
+	n.sessionUsage(out)
+}
+
 // End implements sdk.Normalizer.
 func (n *normalizer) End(out *sdk.Out) error {
 	if n.current != nil {
 		n.close(n.current, out)
 		n.current = nil
 	}
+	n.settleOpenSteps(out)
 	if n.stepOpen {
 		// run --format json stopped inside a step: the process was cut
 		// while the model answered.

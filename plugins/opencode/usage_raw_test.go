@@ -4,6 +4,7 @@ package opencode_test
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/twasm/twasm/internal/testing/plugintest"
@@ -84,6 +85,13 @@ func rawOpenCodeUsage(t *testing.T, _ string, raw []byte) plugintest.RawUsage {
 			Created int64 `json:"created"`
 		} `json:"time"`
 	}
+	// run --format json: the steps stating reasoning and no total, and
+	// whether the output shows the v2 client (a tool's
+	// metadata.providerResult, text deltas of one part id, an error
+	// {type, message}), whose output leaves the reasoning out
+	// (noninteractive.ts, core session/usage.ts).
+	open, texts := map[string]bool{}, map[string]string{}
+	v2 := false
 	var session int64                    // when the session was created (0: not said)
 	copied := map[string]bool{}          // messages created before it (the file tree's)
 	if exp, ok := exportParts(raw); ok { // opencode export: one document
@@ -146,6 +154,38 @@ func rawOpenCodeUsage(t *testing.T, _ string, raw []byte) plugintest.RawUsage {
 		case copied[line.MessageID]:
 		case line.Part.Type != "": // opencode run --format json
 			keep("", line.Part)
+			var j struct {
+				Part struct {
+					ID, Type, Text string
+					State          struct {
+						Metadata map[string]json.RawMessage `json:"metadata"`
+					} `json:"state"`
+				} `json:"part"`
+			}
+			if json.Unmarshal(l, &j) != nil {
+				continue
+			}
+			p := j.Part
+			if tk := line.Part.Tokens; tk != nil && tk.Total == nil && plugintest.Val(tk.Reasoning) > 0 {
+				open[p.ID] = true
+			}
+			if _, ok := p.State.Metadata["providerResult"]; ok && p.Type == "tool" {
+				v2 = true
+			}
+			if was, ok := texts[p.ID]; ok && p.Type == "text" && !strings.HasPrefix(p.Text, was) {
+				v2 = true
+			}
+			texts[p.ID] = p.Text
+		case line.Type == "error":
+			var e struct {
+				Error struct {
+					Name *string `json:"name"`
+					Type *string `json:"type"`
+				} `json:"error"`
+			}
+			if json.Unmarshal(l, &e) == nil && e.Error.Name == nil && e.Error.Type != nil {
+				v2 = true
+			}
 		default: // a part document of the file tree
 			keep("", line.part)
 		}
@@ -153,6 +193,9 @@ func rawOpenCodeUsage(t *testing.T, _ string, raw []byte) plugintest.RawUsage {
 	var sum transcript.Usage
 	for _, id := range order {
 		f := steps[id].figures()
+		if v2 && open[id] {
+			f.OutputTokens = plugintest.N(plugintest.Val(f.OutputTokens) + plugintest.Val(f.ReasoningTokens))
+		}
 		sum.Add(&f)
 	}
 	return plugintest.RawUsage{Stated: len(order) > 0, Want: sum}

@@ -3,12 +3,15 @@
 package opencode_test
 
 import (
+	"maps"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/twasm/twasm/internal/normalize"
 	"github.com/twasm/twasm/internal/testing/plugintest"
 	"github.com/twasm/twasm/plugins/opencode"
+	"github.com/twasm/twasm/transcript"
 )
 
 // v2Tool is a tool_use line as the "mini" client of OpenCode's v2 event
@@ -122,6 +125,115 @@ func TestV2RunJSONText(t *testing.T) {
 			raw := []byte(strings.Join(tc.lines, "\n") + "\n")
 			o := plugintest.Run(t, opencode.Plugin, raw, normalize.Options{Provider: "opencode"})
 			plugintest.CheckTexts(t, o.Texts(plugintest.Assistant), tc.want, false)
+			if n, first := silent(t, raw); n != 0 {
+				t.Errorf("%d line(s) without a record (spec 6.8): %v", n, first)
+			}
+		})
+	}
+}
+
+// TestRunJSONReasoningOutput: a step_finish of run --format json whose
+// tokens state reasoning and no total was written by the v2 client (the
+// output the visible output alone: core session/usage.ts tokens) or by
+// OpenCode's v1 run before AI SDK 6 (the provider's output, the
+// reasoning in it); the line is the same. The rest of the output tells
+// them apart: a tool's metadata.providerResult, text deltas of one part
+// id, an error {type, message} are the v2 client's alone, and then the
+// output counts the reasoning, in the session's usage and in each
+// message's, though the sign came after the step. Without a sign the
+// output is read as written and a warning says what it may lack; a step
+// stating its total keeps the AI SDK 6 reading.
+func TestRunJSONReasoningOutput(t *testing.T) {
+	const ses = `"sessionID":"ses_1"`
+	line := func(typ, msg, part string) string {
+		return `{"type":"` + typ + `","timestamp":1762077601000,` + ses + `,"part":{"sessionID":"ses_1","messageID":"` + msg + `",` + part + `}}`
+	}
+	start := func(msg, id string) string { return line("step_start", msg, `"id":"`+id+`","type":"step-start"`) }
+	text := func(msg, id, s string) string {
+		return line("text", msg, `"id":"`+id+`","type":"text","text":"`+s+`","time":{"start":1762077600000,"end":1762077601000}`)
+	}
+	finish := func(msg, id, tokens string) string {
+		return line("step_finish", msg, `"id":"`+id+`","type":"step-finish","reason":"stop","cost":0.001,"tokens":`+tokens)
+	}
+	tool := func(msg, id, metadata string) string {
+		return line("tool_use", msg, `"id":"`+id+`","type":"tool","callID":"c1","tool":"read","state":{"status":"completed","input":{"filePath":"a.go"},"output":"package a","title":"read","metadata":`+metadata+`,"time":{"start":1762077600000,"end":1762077601000}}`)
+	}
+	v2Tokens := `{"input":100,"output":40,"reasoning":120,"cache":{"read":0,"write":0}}`
+	v2Error := `{"type":"error","timestamp":1762077602000,` + ses + `,"error":{"type":"provider.unknown","message":"Overloaded"}}`
+	for _, tc := range []struct {
+		name  string
+		lines []string
+		// output is the session's output tokens, msgs each message's
+		// (by id), warn whether a warning says the output may lack the
+		// reasoning.
+		output int64
+		msgs   map[string]int64
+		warn   bool
+	}{
+		{"text deltas: the v2 client", []string{start("msg_1", "prt_1"), text("msg_1", "prt_2", "The answer "), text("msg_1", "prt_2", "is 4."), finish("msg_1", "prt_3", v2Tokens)}, 160, map[string]int64{"msg_1": 160}, false},
+		{"a tool's providerResult: the v2 client", []string{start("msg_1", "prt_1"), tool("msg_1", "prt_2", `{"structured":{},"content":[],"providerResult":{"executed":false}}`), finish("msg_1", "prt_3", v2Tokens)}, 160, map[string]int64{"msg_1": 160}, false},
+		{"an error {type, message} after the step", []string{start("msg_1", "prt_1"), text("msg_1", "prt_2", "Done."), finish("msg_1", "prt_3", v2Tokens), v2Error}, 160, map[string]int64{"msg_1": 160}, false},
+		{"the sign in a later message", []string{
+			start("msg_1", "prt_1"), text("msg_1", "prt_2", "Reading."), finish("msg_1", "prt_3", v2Tokens),
+			start("msg_2", "prt_4"), tool("msg_2", "prt_5", `{"providerResult":{"executed":false}}`), finish("msg_2", "prt_6", `{"input":50,"output":10,"reasoning":5,"cache":{"read":0,"write":0}}`),
+		}, 175, map[string]int64{"msg_1": 160, "msg_2": 15}, false},
+		{"no sign: read as written, said", []string{start("msg_1", "prt_1"), text("msg_1", "prt_2", "Done."), finish("msg_1", "prt_3", v2Tokens)}, 40, map[string]int64{"msg_1": 40}, true},
+		{"no reasoning: nothing to tell", []string{start("msg_1", "prt_1"), text("msg_1", "prt_2", "Done."), finish("msg_1", "prt_3", `{"input":100,"output":40,"reasoning":0,"cache":{"read":0,"write":0}}`)}, 40, map[string]int64{"msg_1": 40}, false},
+		{"v1 on AI SDK 6: a total of every token", []string{start("msg_1", "prt_1"), text("msg_1", "prt_2", "Done."), finish("msg_1", "prt_3", `{"total":260,"input":100,"output":40,"reasoning":120,"cache":{"write":0,"read":0}}`)}, 160, map[string]int64{"msg_1": 160}, false},
+		{"v1 with a total of the output holding the reasoning", []string{start("msg_1", "prt_1"), text("msg_1", "prt_2", "Done."), finish("msg_1", "prt_3", `{"total":260,"input":100,"output":160,"reasoning":120,"cache":{"write":0,"read":0}}`)}, 160, map[string]int64{"msg_1": 160}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			raw := []byte(strings.Join(tc.lines, "\n") + "\n")
+			o := plugintest.Run(t, opencode.Plugin, raw, normalize.Options{Provider: "opencode"})
+			output := int64(-1)
+			if u := o.Result.Usage; u != nil {
+				output = plugintest.Val(u.OutputTokens)
+			}
+			if output != tc.output {
+				t.Errorf("the session's output %d, want %d", output, tc.output)
+			}
+			got := map[string]int64{}
+			for _, it := range o.Sink.Items {
+				if mp := it.Event.Message(); mp != nil && it.Event.Type == transcript.MessageAssistant && mp.Usage != nil && mp.Usage.OutputTokens != nil {
+					got[mp.ID] = *mp.Usage.OutputTokens // the last version of each message
+				}
+			}
+			if !maps.Equal(got, tc.msgs) {
+				t.Errorf("the messages' output %v, want %v", got, tc.msgs)
+			}
+			warned := slices.ContainsFunc(o.Result.Warnings, func(w string) bool { return strings.Contains(w, "reasoning tokens and no total") })
+			if warned != tc.warn {
+				t.Errorf("warnings %q: a warning of the output's reasoning %v, want %v", o.Result.Warnings, warned, tc.warn)
+			}
+			if n, first := silent(t, raw); n != 0 {
+				t.Errorf("%d line(s) without a record (spec 6.8): %v", n, first)
+			}
+		})
+	}
+}
+
+// TestRunJSONDone: OpenCode's run prints a done line last once the
+// session went idle (cli/cmd/run.ts finish(), anomalyco/opencode 00f9806c:
+// {reason: "idle", rejected}); it is no unknown line, and the
+// permissions it refused on its own are said.
+func TestRunJSONDone(t *testing.T) {
+	text := `{"type":"text","timestamp":1762077601000,"sessionID":"ses_1","part":{"id":"prt_1","sessionID":"ses_1","messageID":"msg_1","type":"text","text":"Done.","time":{"start":1762077600000,"end":1762077601000}}}`
+	for _, tc := range []struct {
+		name, done, warn string
+	}{
+		{"idle", `{"type":"done","timestamp":1762077602000,"sessionID":"ses_1","reason":"idle","rejected":[]}`, ""},
+		{"a permission refused", `{"type":"done","timestamp":1762077602000,"sessionID":"ses_1","reason":"idle","rejected":["bash"]}`, "on its own (run without --auto): bash"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			raw := []byte(text + "\n" + tc.done + "\n")
+			o := plugintest.Run(t, opencode.Plugin, raw, normalize.Options{Provider: "opencode"})
+			if len(o.Result.Unmapped) != 0 {
+				t.Errorf("unmapped %v, want none", o.Result.Unmapped)
+			}
+			warned := slices.ContainsFunc(o.Result.Warnings, func(w string) bool { return tc.warn != "" && strings.Contains(w, tc.warn) })
+			if warned != (tc.warn != "") {
+				t.Errorf("warnings %q, want one saying %q", o.Result.Warnings, tc.warn)
+			}
 			if n, first := silent(t, raw); n != 0 {
 				t.Errorf("%d line(s) without a record (spec 6.8): %v", n, first)
 			}
