@@ -95,11 +95,7 @@ func (n *normalizer) legacy(typ string, p abi.Value, ts stamp, scope string, out
 		n.close(scope, out)
 		out.Error(sdk.ProviderError{Message: sdk.S("kimi: the step failed (StepInterrupted: the agent stopped the turn on an error the log does not state)"), Scope: sdk.Opt(scope)})
 	case "Notification":
-		if p.Get("severity").Is("error") {
-			out.Error(sdk.ProviderError{Message: sdk.StringOf(p.Get("body")), Code: sdk.StringOf(p.Get("type")), Scope: sdk.Opt(scope)})
-			return
-		}
-		out.Ignored(sdk.S(typ))
+		notification(p, scope, out)
 	case "CompactionBegin", "CompactionEnd":
 		out.Warn("kimi: the context was compacted (" + typ + ")")
 	case "SubagentEvent":
@@ -383,6 +379,19 @@ func slashCommand(input abi.Value) bool {
 		}
 	}
 	return false
+}
+
+// notification reads a Notification (wire/types.py: {id, category, type,
+// source_kind, source_id, title, body, severity, created_at, payload}),
+// the wire log's payload or a line of the print mode: one of severity
+// error (a background task that failed, ...) is an error the CLI
+// reported, its body the message; any other is declared ignored.
+func notification(p abi.Value, scope string, out *sdk.Out) {
+	if p.Get("severity").Is("error") {
+		out.Error(sdk.ProviderError{Message: sdk.StringOf(p.Get("body")), Code: sdk.StringOf(p.Get("type")), Scope: sdk.Opt(scope)})
+		return
+	}
+	out.Ignored(sdk.S("Notification"))
 }
 
 // deadEndReminder opens the reminder the Kimi CLI appends to the result
