@@ -400,7 +400,12 @@ func notification(p abi.Value, scope string, out *sdk.Out) {
 // soul/toolset.py _REMINDER_TEXT_3). At the twelfth
 // (_REPEAT_FORCE_STOP_STREAK) the CLI stops the turn (kimisoul.py:
 // StepOutcome stop_reason "tool_call_repeat"): no further step, the
-// turn's end right after that result. repeatStopErr is the error then.
+// turn's end right after that result. repeatStopErr is the error then:
+// an error, not incomplete, though the CLI's ACP session answers the
+// prompt end_turn (acp/session.py): the turn did not do what was asked
+// and no one interrupted it, the CLI's guard gave up on the model, as
+// Gemini CLI's loop detection and Claude Code's malformed_tool_use_exhausted
+// do (errors there too).
 const (
 	deadEndReminder = "<system-reminder>\nYou are stuck in a dead end and have repeatedly made the same function call without progress."
 	repeatStopErr   = "the Kimi CLI stopped the turn: the model kept repeating the same tool call (stop reason tool_call_repeat)"
