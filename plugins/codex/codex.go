@@ -537,6 +537,15 @@ func reportError(out *sdk.Out, msg abi.Value, def string) {
 	out.Error(sdk.ProviderError{Message: strOr(errorText(msg), def), Code: errorCode(msg)})
 }
 
+// warning reports a warning of Codex's own (EventMsg::Warning: the
+// rollout's and the legacy stream's warning event, exec's error item):
+// among the step's warnings, not its errors, so that it never becomes
+// the error of a run that has no terminal event (an interrupted exec
+// run is incomplete).
+func warning(out *sdk.Out, msg abi.Value) {
+	out.Warn("codex warning: " + strOr(errorText(msg), "(no message)").String())
+}
+
 // errorCode is the code of an error message that holds the API's JSON
 // error body: its error type (or code), else its HTTP status.
 func errorCode(v abi.Value) sdk.Str {

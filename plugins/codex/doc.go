@@ -254,12 +254,18 @@
 // Status and errors. turn.completed, turn.failed, task_complete,
 // turn_aborted and the legacy error event are terminal. An error event
 // ends its turn: the task_complete Codex writes after it keeps the turn
-// an error. exec-json top-level error lines ("Reconnecting..."), error
-// items (warnings the CLI surfaces), stream_error and warning events are
-// errors the provider reported that do not end the turn: reported with
-// sdk.Out.Error (code: the API error type or HTTP status when the message
-// holds the API's JSON error body), so the host lists them in the step's
-// errors without their deciding the status. A turn that starts after a terminal event
+// an error. exec-json top-level error lines ("Reconnecting...") and
+// stream_error events are errors the provider reported that do not end
+// the turn: reported with sdk.Out.Error (code: the API error type or
+// HTTP status when the message holds the API's JSON error body), so the
+// host lists them in the step's errors without their deciding the
+// status. Codex's warnings (EventMsg::Warning: the warning event, and
+// exec-json's error items, "a non-fatal error surfaced as an item" in
+// exec_events.rs, which also carry the app server's config warnings,
+// deprecation notices and model reroutes) are warnings ("codex
+// warning: ..."), never an error: an exec run interrupted after one
+// (TurnStatus::Interrupted writes no turn event) is incomplete, as any
+// run without its terminal event is. A turn that starts after a terminal event
 // makes the step incomplete again until it ends; in a rollout every
 // task_started does, so a log cut inside a turn is incomplete. Codex
 // writes no error event to a rollout (its persistence policy,

@@ -201,8 +201,11 @@ func (n *normalizer) item(out *sdk.Out, ph phase, item abi.Value) {
 			n.collab(out, key, item)
 		}
 	case "error":
-		// A non-fatal error item (a warning the CLI surfaces).
-		reportError(out, item.Get("message"), "error")
+		// Not an error: "a non-fatal error surfaced as an item"
+		// (exec_events.rs), the CLI's warnings (EventMsg::Warning, a
+		// config warning, a deprecation notice, a model reroute). Its
+		// errors are the top-level error event and turn.failed.
+		warning(out, item.Get("message"))
 	default:
 		native := "item/" + t.String()
 		if !t.Exists() {

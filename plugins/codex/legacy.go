@@ -154,8 +154,10 @@ func (n *normalizer) legacy(out *sdk.Out, msg abi.Value) {
 		// (retries are stream_error).
 		n.closeAgents(out)
 		n.failTurn(out, msg.Get("message"))
-	case "stream_error", "warning":
+	case "stream_error":
 		reportError(out, msg.Get("message"), "stream error")
+	case "warning":
+		warning(out, msg.Get("message"))
 	case "hook_completed":
 		hookCompleted(out, msg.Get("run"), "hook_completed")
 	default:

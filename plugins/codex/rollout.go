@@ -799,10 +799,12 @@ func (n *normalizer) eventMsg(out *sdk.Out, p abi.Value, ts sdk.Str) {
 		// The turn ends with this error (retries are stream_error); a
 		// later turn that completes makes the step ok again.
 		n.failTurn(out, p.Get("message"))
-	case "stream_error", "warning":
-		// Retries and warnings: errors the provider reported that do
-		// not end the turn.
+	case "stream_error":
+		// Retries: errors the provider reported that do not end the
+		// turn.
 		reportError(out, p.Get("message"), "stream error")
+	case "warning":
+		warning(out, p.Get("message"))
 	case "exec_command_end", "patch_apply_end", "mcp_tool_call_end", "dynamic_tool_call_response",
 		"collab_agent_spawn_end", "collab_agent_interaction_end", "collab_waiting_end", "collab_close_end", "collab_resume_end":
 		// UI echoes of results that a response item repeats (a call

@@ -402,7 +402,13 @@ func (n *normalizer) errorEvent(v abi.Value, out *sdk.Out) {
 //     code LOOP_DETECTED and fatal false), severity warning.
 //
 // (client.ts, nonInteractiveCli.ts, nonInteractiveCliAgentSession.ts,
-// event-translator.ts at 5411f11.)
+// event-translator.ts at 5411f11.) Both are errors, not incomplete: the
+// CLI's own ACP session ends either with the same stop reason,
+// max_turn_requests (acpSession.ts), a limit it put on the run, not an
+// interruption; and a limit or guard that stopped a turn is an error in
+// every plugin (Claude Code's max_turns, rapid_refill_breaker and
+// malformed_tool_use_exhausted terminal reasons, Kimi's
+// MaxStepsReached and tool_call_repeat).
 func stopOf(msg abi.Value) (string, bool) {
 	switch {
 	case msg.Is("Maximum session turns exceeded"):

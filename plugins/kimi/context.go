@@ -35,11 +35,14 @@ func (n *normalizer) contextLine(v abi.Value, out *sdk.Out) {
 			// Text the CLI put in the user's role: a checkpoint marker
 			// ("<system>CHECKPOINT N</system>"), a notice.
 			origin = sdk.OriginInjected
+		} else {
+			n.contextRepeatStop(true, out) // a prompt: the next turn
 		}
 		if !n.user(v.Get("content"), origin, "", stamp{}, out) {
 			out.Ignored(sdk.S("user"))
 		}
 	case role.Is("assistant"):
+		n.contextRepeatStop(false, out) // the model went on
 		n.closeAll(out)
 		n.contextAssistant(v, out)
 	case role.Is("tool"):
@@ -106,6 +109,7 @@ func (n *normalizer) contextAssistant(v abi.Value, out *sdk.Out) {
 // (the tool's brief), kept in the output as the model saw it.
 func (n *normalizer) contextTool(v abi.Value, out *sdk.Out) {
 	content := v.Get("content")
+	n.repeatStop = deadEnd(content)
 	first := firstText(content)
 	msg, isError := strings.CutPrefix(first, "<system>ERROR: ")
 	if !isError {
@@ -131,6 +135,20 @@ func (n *normalizer) contextTool(v abi.Value, out *sdk.Out) {
 		rest = sdk.AppendText(rest, t)
 	}
 	n.resultOf("", sdk.View(v.Get("tool_call_id")), sdk.S(string(rest)), string(rest), true, sdk.S(msg), msg, "", stamp{}, out)
+}
+
+// contextRepeatStop settles a tool result that ended on the CLI's
+// dead-end reminder (deadEnd) at the next message: the user's prompt
+// (the next turn) or the end of the input (ended) means the CLI stopped
+// the turn there (stop reason tool_call_repeat, the print mode's exit
+// code 0): an error, as a wire log's TurnEnd after it is; the model's
+// means the turn went on. The markers and the CLI's own text in the
+// user's role change nothing.
+func (n *normalizer) contextRepeatStop(ended bool, out *sdk.Out) {
+	if n.repeatStop && ended {
+		out.Status(sdk.StatusError, sdk.S(repeatStopErr), sdk.LevelError)
+	}
+	n.repeatStop = false
 }
 
 // firstText is the text of content's first part (or content itself, a

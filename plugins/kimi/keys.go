@@ -13,7 +13,7 @@ var keys = abi.NewKeySet(
 	"message_id", "model", "name", "note", "origin", "output", "parent_tool_call_id", "task_tool_call_id", "part", "path", "payload",
 	"question", "reason", "response", "result", "return_value", "role", "severity", "status_code", "subagent_type", "text", "think", "time",
 	"timestamp", "toolCallId", "toolCalls", "tool_call_id", "tool_calls", "token_usage", "type", "usage", "user_input", "uuid",
-	"display",
+	"display", "file_path", "source_kind",
 )
 
 // lineNames are the members of a line's object Line reads, in the order

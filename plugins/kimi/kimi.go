@@ -80,6 +80,7 @@ type normalizer struct {
 	lf [len(lineNames)]abi.Value
 
 	started   bool
+	format    string // the format start reported
 	sessionID string
 	model     string
 	msgs      int // messages opened, for their keys
@@ -292,6 +293,9 @@ func (n *normalizer) Line(l *sdk.Line, out *sdk.Out) error {
 		if printEnd(sdk.TrimSpace(l.Raw), out) {
 			return nil
 		}
+		if n.format == fmtContext && printFailure(sdk.TrimSpace(l.Raw), out) {
+			return nil
+		}
 		if len(sdk.TrimSpace(l.Raw)) > 0 {
 			out.Unmapped(sdk.S("non_json"))
 		}
@@ -318,6 +322,17 @@ func (n *normalizer) Line(l *sdk.Line, out *sdk.Out) error {
 			n.contextLine(v, out)
 			return nil
 		}
+		if v.Get("file_path").Kind() == abi.KindString && v.Get("content").Kind() == abi.KindString {
+			// The print mode's PlanDisplay {content, file_path}: the
+			// plan file shown to the user, as the wire log's.
+			out.Ignored(sdk.S("PlanDisplay"))
+			return nil
+		}
+	} else if v.Get("source_kind").Exists() && v.Get("severity").Exists() {
+		// The print mode's Notification {id, category, type,
+		// source_kind, source_id, title, body, severity, ...}.
+		notification(v, "", out)
+		return nil
 	}
 	if m := f[lMessage]; m.Kind() == abi.KindObject {
 		if mt := m.Get("type"); mt.Kind() == abi.KindString && m.Get("payload").Exists() {
@@ -383,17 +398,36 @@ func (n *normalizer) readFacts(v abi.Value, out *sdk.Out) {
 // (RunCancelled, Ctrl+C: the run is incomplete, nothing failed), the
 // MaxStepsReached message "Max number of steps reached: N" (the turn ran
 // out of steps) and "Unknown error: ..." (any other exception): errors the
-// CLI reported. Below the terminal level: the session rule settles the
-// run, as for every line of the log.
+// CLI reported, and so are the messages of LLMNotSet ("LLM not set") and
+// LLMNotSupported ("LLM model '<name>' does not support required ...").
+// Below the terminal level: the session rule settles the run, as for
+// every line of the log.
 func printEnd(t []byte, out *sdk.Out) bool {
 	switch {
 	case string(t) == "Interrupted by user":
 		out.Status(sdk.StatusIncomplete, sdk.S("the user interrupted the run (Interrupted by user)"), sdk.LevelError)
-	case sdk.HasPrefix(t, "Max number of steps reached: "), sdk.HasPrefix(t, "Unknown error: "):
+	case sdk.HasPrefix(t, "Max number of steps reached: "), sdk.HasPrefix(t, "Unknown error: "),
+		string(t) == "LLM not set", sdk.HasPrefix(t, "LLM model '") && strings.Contains(string(t), "' does not support required "):
 		out.Status(sdk.StatusError, sdk.S(sdk.Clip(string(t), 500)), sdk.LevelError)
 	default:
 		return false
 	}
+	return true
+}
+
+// printFailure reports a text line t of the print mode's output (once
+// its messages were read) as the error the run stopped on, and whether
+// it is one: besides its messages, the print mode writes text only to
+// say how a run that failed ended (printEnd) and, for a
+// ChatProviderError, the provider's message as it is ("Error code: 429
+// - ...", "Connection error."; exit code 75 when retryable, else 1). A
+// line that opens as JSON does is a message cut short (a log read while
+// written), not one.
+func printFailure(t []byte, out *sdk.Out) bool {
+	if len(t) == 0 || t[0] == '{' || t[0] == '[' {
+		return false
+	}
+	out.Status(sdk.StatusError, sdk.S(sdk.Clip(string(t), 500)), sdk.LevelError)
 	return true
 }
 
@@ -417,7 +451,7 @@ func (n *normalizer) start(format string, out *sdk.Out) {
 	if n.started {
 		return
 	}
-	n.started = true
+	n.started, n.format = true, format
 	m := sdk.Meta{Format: sdk.S(format), NoTerminal: true}
 	if n.sessionID != "" {
 		m.SessionID = sdk.S(n.sessionID)
@@ -737,6 +771,9 @@ func (n *normalizer) End(out *sdk.Out) error {
 	}
 	n.closeAll(out)
 	n.reportStepErr(out)
+	if n.format == fmtContext {
+		n.contextRepeatStop(true, out)
+	}
 	switch {
 	case n.stepOpen:
 		// The log was read while the model answered (twasm sync

@@ -95,11 +95,7 @@ func (n *normalizer) legacy(typ string, p abi.Value, ts stamp, scope string, out
 		n.close(scope, out)
 		out.Error(sdk.ProviderError{Message: sdk.S("kimi: the step failed (StepInterrupted: the agent stopped the turn on an error the log does not state)"), Scope: sdk.Opt(scope)})
 	case "Notification":
-		if p.Get("severity").Is("error") {
-			out.Error(sdk.ProviderError{Message: sdk.StringOf(p.Get("body")), Code: sdk.StringOf(p.Get("type")), Scope: sdk.Opt(scope)})
-			return
-		}
-		out.Ignored(sdk.S(typ))
+		notification(p, scope, out)
 	case "CompactionBegin", "CompactionEnd":
 		out.Warn("kimi: the context was compacted (" + typ + ")")
 	case "SubagentEvent":
@@ -385,13 +381,31 @@ func slashCommand(input abi.Value) bool {
 	return false
 }
 
+// notification reads a Notification (wire/types.py: {id, category, type,
+// source_kind, source_id, title, body, severity, created_at, payload}),
+// the wire log's payload or a line of the print mode: one of severity
+// error (a background task that failed, ...) is an error the CLI
+// reported, its body the message; any other is declared ignored.
+func notification(p abi.Value, scope string, out *sdk.Out) {
+	if p.Get("severity").Is("error") {
+		out.Error(sdk.ProviderError{Message: sdk.StringOf(p.Get("body")), Code: sdk.StringOf(p.Get("type")), Scope: sdk.Opt(scope)})
+		return
+	}
+	out.Ignored(sdk.S("Notification"))
+}
+
 // deadEndReminder opens the reminder the Kimi CLI appends to the result
 // of a call the model repeated, with the same arguments, an eighth time
 // in a row across steps and more (MoonshotAI/kimi-cli 4a550ef,
 // soul/toolset.py _REMINDER_TEXT_3). At the twelfth
 // (_REPEAT_FORCE_STOP_STREAK) the CLI stops the turn (kimisoul.py:
 // StepOutcome stop_reason "tool_call_repeat"): no further step, the
-// turn's end right after that result. repeatStopErr is the error then.
+// turn's end right after that result. repeatStopErr is the error then:
+// an error, not incomplete, though the CLI's ACP session answers the
+// prompt end_turn (acp/session.py): the turn did not do what was asked
+// and no one interrupted it, the CLI's guard gave up on the model, as
+// Gemini CLI's loop detection and Claude Code's malformed_tool_use_exhausted
+// do (errors there too).
 const (
 	deadEndReminder = "<system-reminder>\nYou are stuck in a dead end and have repeatedly made the same function call without progress."
 	repeatStopErr   = "the Kimi CLI stopped the turn: the model kept repeating the same tool call (stop reason tool_call_repeat)"
