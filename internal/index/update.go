@@ -410,12 +410,12 @@ type batch struct {
 	// (writer.session): prepared once per transaction, since compiling
 	// it for every run was 4% of a build.
 	addSession *sql.Stmt
-	nextID    int64
-	nextRID   int64 // the number of the next run new to the index (runs.rid)
-	bytes     int64
-	br        *bufio.Reader // reused from file to file
-	dec       lineDecoder   // reused from file to file
-	linked    []string      // child run ids in the lines read (UpdateRuns)
+	nextID     int64
+	nextRID    int64 // the number of the next run new to the index (runs.rid)
+	bytes      int64
+	br         *bufio.Reader // reused from file to file
+	dec        lineDecoder   // reused from file to file
+	linked     []string      // child run ids in the lines read (UpdateRuns)
 	// rows are the documents read and not yet in docs, in the order of
 	// their ids (one after another), inserted docChunk at a time
 	// (flushDocs); args is the chunk's arguments, reused.
@@ -895,7 +895,7 @@ func (ix *Index) updateFile(ctx context.Context, b *batch, path, id string, row 
 	}
 	// A named pipe put where a transcript goes must not block the
 	// update (and every search, usage or stats behind it): refused, named.
-	f, err := regfile.Open(path)
+	f, info, err := regfile.OpenInfo(path)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return nil // removed meanwhile
@@ -903,10 +903,6 @@ func (ix *Index) updateFile(ctx context.Context, b *batch, path, id string, row 
 		return fmt.Errorf("index: %w", err)
 	}
 	defer f.Close()
-	info, err := f.Stat()
-	if err != nil {
-		return fmt.Errorf("index: %w", err)
-	}
 	size, mtime := info.Size(), info.ModTime().UnixNano()
 	if row != nil && row.size == size && row.mtime == mtime {
 		return nil
