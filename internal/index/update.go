@@ -186,7 +186,7 @@ func (ix *Index) update(ctx context.Context, full bool) (Stats, error) {
 			if err := b.touchHeld(ctx, id, true); err != nil {
 				return st, err
 			}
-			if err := removeTx(ctx, b.tx, id); err != nil {
+			if err := b.remove(ctx, id); err != nil {
 				return st, err
 			}
 			if k, isID := runid.Key(id); isID {
@@ -401,12 +401,21 @@ type batch struct {
 	setStatus *sql.Stmt // sets a document's status (a tool call's outcome)
 	saveRun   *sql.Stmt // saves a run's row (runRow.save)
 	fileRow   *sql.Stmt // reads a run's row (fileSQL)
-	nextID    int64
-	nextRID   int64 // the number of the next run new to the index (runs.rid)
-	bytes     int64
-	br        *bufio.Reader // reused from file to file
-	dec       lineDecoder   // reused from file to file
-	linked    []string      // child run ids in the lines read (UpdateRuns)
+	// fileTx and fileID are the transaction (nil: none) and the run of
+	// the last read of fileRow: updateFile reads the row again inside
+	// its transaction only when that read was made outside it.
+	fileTx *sql.Tx
+	fileID string
+	// addSession notes a session a run's agent step names
+	// (writer.session): prepared once per transaction, since compiling
+	// it for every run was 4% of a build.
+	addSession *sql.Stmt
+	nextID     int64
+	nextRID    int64 // the number of the next run new to the index (runs.rid)
+	bytes      int64
+	br         *bufio.Reader // reused from file to file
+	dec        lineDecoder   // reused from file to file
+	linked     []string      // child run ids in the lines read (UpdateRuns)
 	// rows are the documents read and not yet in docs, in the order of
 	// their ids (one after another), inserted docChunk at a time
 	// (flushDocs); args is the chunk's arguments, reused.
@@ -424,6 +433,14 @@ type batch struct {
 	// (crossRun: texts), nextText the id of the next one added.
 	textFind, textAdd *sql.Stmt
 	nextText          int64
+	// crossRows are the rows shared across runs (texts) found or added
+	// in this transaction, by their textKey: each run's injected texts
+	// were looked up again in texts (textFindSQL), 2% of a build. Kept
+	// while the transaction is open and removes no run (a run removed
+	// may take the rows only it shared: batch.remove).
+	crossRows map[textKey]int64
+	// tags are the fts tags column's values made so far (tagsOf).
+	tags map[[3]string]string
 	// held are the runs the transaction changes, and before what Held's
 	// rule read of them before it did (touchHeld): what refreshHeld
 	// decides again from before the transaction commits.
@@ -566,6 +583,7 @@ func (b *batch) begin(ctx context.Context) error {
 		return fmt.Errorf("index: %w", err)
 	}
 	b.tx, b.bytes = tx, 0
+	clear(b.crossRows)
 	// FTS5's settings are in the database, for every connection: this
 	// Index's budget of pending terms is set for its transaction alone,
 	// and FTS5's own stored again before it commits (commit). Setting
@@ -604,6 +622,7 @@ func (b *batch) begin(ctx context.Context) error {
 		{&b.textRow, textRowSQL},
 		{&b.textFind, textFindSQL},
 		{&b.textAdd, `INSERT INTO texts(id, thash, kind, role, tool) VALUES(?, ?, ?, ?, ?)`},
+		{&b.addSession, addSessionSQL},
 	} {
 		if *st.stmt, err = tx.PrepareContext(ctx, st.q); err != nil {
 			b.rollback()
@@ -614,12 +633,12 @@ func (b *batch) begin(ctx context.Context) error {
 }
 
 func (b *batch) closeStmts() {
-	for _, s := range []*sql.Stmt{b.doc, b.docChunk, b.maxDoc, b.text, b.outcome, b.setStatus, b.saveRun, b.fileRow, b.textRow, b.textFind, b.textAdd} {
+	for _, s := range []*sql.Stmt{b.doc, b.docChunk, b.maxDoc, b.text, b.outcome, b.setStatus, b.saveRun, b.fileRow, b.textRow, b.textFind, b.textAdd, b.addSession} {
 		if s != nil {
 			s.Close()
 		}
 	}
-	b.doc, b.docChunk, b.maxDoc, b.text, b.outcome, b.setStatus, b.saveRun, b.fileRow, b.textRow, b.textFind, b.textAdd = nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil
+	b.doc, b.docChunk, b.maxDoc, b.text, b.outcome, b.setStatus, b.saveRun, b.fileRow, b.textRow, b.textFind, b.textAdd, b.addSession = nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil
 }
 
 // commit commits the open transaction, if any.
@@ -767,6 +786,7 @@ func (b *batch) file(ctx context.Context, id string) (*fileRow, error) {
 	} else {
 		row = b.ix.db.QueryRowContext(ctx, fileSQL, id)
 	}
+	b.fileTx, b.fileID = b.tx, id
 	r := &fileRow{}
 	err := row.Scan(&r.rid, &r.size, &r.mtime, &r.indexed, &r.lastSeq)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -776,6 +796,14 @@ func (b *batch) file(ctx context.Context, id string) (*fileRow, error) {
 		return nil, fmt.Errorf("index: %w", err)
 	}
 	return r, nil
+}
+
+// remove removes a run from the index in the batch's transaction
+// (removeTx), forgetting the rows shared across runs found so far,
+// which the run may have been the last to share.
+func (b *batch) remove(ctx context.Context, id string) error {
+	clear(b.crossRows)
+	return removeTx(ctx, b.tx, id)
 }
 
 // removeTx removes a run from the index: its documents, its row, what
@@ -867,7 +895,7 @@ func (ix *Index) updateFile(ctx context.Context, b *batch, path, id string, row 
 	}
 	// A named pipe put where a transcript goes must not block the
 	// update (and every search, usage or stats behind it): refused, named.
-	f, err := regfile.Open(path)
+	f, info, err := regfile.OpenInfo(path)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return nil // removed meanwhile
@@ -875,10 +903,6 @@ func (ix *Index) updateFile(ctx context.Context, b *batch, path, id string, row 
 		return fmt.Errorf("index: %w", err)
 	}
 	defer f.Close()
-	info, err := f.Stat()
-	if err != nil {
-		return fmt.Errorf("index: %w", err)
-	}
 	size, mtime := info.Size(), info.ModTime().UnixNano()
 	if row != nil && row.size == size && row.mtime == mtime {
 		return nil
@@ -892,9 +916,13 @@ func (ix *Index) updateFile(ctx context.Context, b *batch, path, id string, row 
 	// What the index holds of the run, read again inside the write
 	// transaction: another process may have indexed the file since row
 	// was read, and the run's number (rid) must be the one its
-	// documents have.
-	if row, err = b.file(sctx, id); err != nil {
-		return err
+	// documents have. A row read inside this transaction is what it
+	// holds (the index has one connection, which the transaction holds):
+	// read again, it was 2% of a build from nothing.
+	if b.fileTx != b.tx || b.fileID != id {
+		if row, err = b.file(sctx, id); err != nil {
+			return err
+		}
 	}
 	if row != nil && row.size == size && row.mtime == mtime {
 		return nil
@@ -919,7 +947,7 @@ func (ix *Index) updateFile(ctx context.Context, b *batch, path, id string, row 
 			if err := b.flushDocs(sctx); err != nil {
 				return err
 			}
-			if err := removeTx(sctx, b.tx, id); err != nil {
+			if err := b.remove(sctx, id); err != nil {
 				return err
 			}
 		}
@@ -940,7 +968,7 @@ func (ix *Index) updateFile(ctx context.Context, b *batch, path, id string, row 
 		if err := b.flushDocs(sctx); err != nil {
 			return err
 		}
-		if err := removeTx(sctx, b.tx, id); err != nil {
+		if err := b.remove(sctx, id); err != nil {
 			return err
 		}
 		run = &runRow{id: id, rid: run.rid, providers: ",", models: ","}
@@ -1095,6 +1123,21 @@ func crossRun(d *doc) bool {
 	return d.origin == string(transcript.OriginSystemPrompt) || d.origin == string(transcript.OriginInjected)
 }
 
+// tagsOf is filterTags(kind, role, tool), made once for each of the few
+// kinds, roles and tools a build meets.
+func (b *batch) tagsOf(kind, role, tool string) string {
+	k := [3]string{kind, role, tool}
+	if t, ok := b.tags[k]; ok {
+		return t
+	}
+	if b.tags == nil || len(b.tags) > 1<<10 {
+		b.tags = map[[3]string]string{}
+	}
+	t := filterTags(kind, role, tool)
+	b.tags[k] = t
+	return t
+}
+
 // textFindSQL finds the row shared across runs (texts) of a text's
 // hash, kind, role and tool.
 const textFindSQL = `SELECT id FROM texts WHERE thash = ? AND kind = ? AND role = ? AND tool = ?`
@@ -1124,6 +1167,10 @@ func (w *writer) shared(ctx context.Context, kind int, role, tool string, thash,
 		return fid, 0, nil
 	}
 	if cross {
+		if fid, ok := w.crossRows[key]; ok {
+			w.texts[key] = fid
+			return fid, 0, nil
+		}
 		err := w.textFind.QueryRowContext(ctx, thash, kind, role, tool).Scan(&fid)
 		switch {
 		case errors.Is(err, sql.ErrNoRows):
@@ -1136,6 +1183,10 @@ func (w *writer) shared(ctx context.Context, kind int, role, tool string, thash,
 			return 0, 0, fmt.Errorf("index: %w", err)
 		}
 		w.texts[key] = fid
+		if w.crossRows == nil {
+			w.crossRows = map[textKey]int64{}
+		}
+		w.crossRows[key] = fid
 		return fid, row, nil
 	}
 	if !w.whole {
@@ -1559,7 +1610,7 @@ func (w *writer) event(ctx context.Context, ev *line, t time.Time, off int64, st
 			}
 		}
 		if row != 0 {
-			if _, err := w.text.ExecContext(ctx, row, d.text, filterTags(d.kind, d.role, d.tool)); err != nil {
+			if _, err := w.text.ExecContext(ctx, row, d.text, w.tagsOf(d.kind, d.role, d.tool)); err != nil {
 				return fmt.Errorf("index: %w", err)
 			}
 		}
@@ -1706,6 +1757,9 @@ func (w *writer) superseded(ctx context.Context, run, by string) error {
 	return nil
 }
 
+// addSessionSQL notes a session a run names (writer.session).
+const addSessionSQL = `INSERT OR IGNORE INTO sessions(key, run_id) VALUES(?, ?)`
+
 // session notes the agent session an agent step's result names
 // (views.SessionKey), or the empty key when it names none (views.RunHead's
 // Sessions and Unkeyed), each once.
@@ -1717,7 +1771,7 @@ func (w *writer) session(ctx context.Context, res lineResult) error {
 	if w.sessions[key] {
 		return nil
 	}
-	if _, err := w.tx.ExecContext(ctx, `INSERT OR IGNORE INTO sessions(key, run_id) VALUES(?, ?)`, key, w.run.id); err != nil {
+	if _, err := w.addSession.ExecContext(ctx, key, w.run.id); err != nil {
 		return fmt.Errorf("index: %w", err)
 	}
 	if w.sessions == nil {

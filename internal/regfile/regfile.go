@@ -21,24 +21,36 @@ var ErrNotRegular = errors.New("not a regular file")
 // reader may be given a link by its user); the writer refuses them.
 func Open(path string) (*os.File, error) { return OpenFile(path, os.O_RDONLY, 0) }
 
+// OpenInfo is Open that returns the file's FileInfo too, from the stat
+// Open makes anyway (a reader that wants the size and mtime of the file
+// it opened stats it once: the index's build opens every transcript).
+func OpenInfo(path string) (*os.File, fs.FileInfo, error) {
+	return openFile(path, os.O_RDONLY, 0)
+}
+
 // OpenFile is Open with other flags (O_NOFOLLOW to refuse a link, O_CREATE
 // with perm, a write mode): O_NONBLOCK is added, anything but a regular
 // file refused.
 func OpenFile(path string, flag int, perm fs.FileMode) (*os.File, error) {
+	f, _, err := openFile(path, flag, perm)
+	return f, err
+}
+
+func openFile(path string, flag int, perm fs.FileMode) (*os.File, fs.FileInfo, error) {
 	f, err := os.OpenFile(path, flag|syscall.O_NONBLOCK, perm)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	fi, err := f.Stat()
 	if err != nil {
 		f.Close()
-		return nil, err
+		return nil, nil, err
 	}
 	if !fi.Mode().IsRegular() {
 		f.Close()
-		return nil, &fs.PathError{Op: "open", Path: path, Err: NotRegular(fi.Mode())}
+		return nil, nil, &fs.PathError{Op: "open", Path: path, Err: NotRegular(fi.Mode())}
 	}
-	return f, nil
+	return f, fi, nil
 }
 
 // NotRegular is the [ErrNotRegular] error for a file of mode m, naming

@@ -37,6 +37,22 @@ func TestRefusesFIFO(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.Close()
+	// OpenInfo refuses the same, and gives the opened file's size and
+	// mtime.
+	for _, p := range []string{fifo, dir} {
+		if f, fi, err := OpenInfo(p); !errors.Is(err, ErrNotRegular) || f != nil || fi != nil {
+			t.Fatalf("OpenInfo %s: %v %v %v", p, f, fi, err)
+		}
+	}
+	f2, fi, err := OpenInfo(dir + "/ok.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f2.Close()
+	want, err := os.Stat(dir + "/ok.jsonl")
+	if err != nil || fi.Size() != 2 || !fi.ModTime().Equal(want.ModTime()) || !fi.Mode().IsRegular() {
+		t.Fatalf("OpenInfo: %v %v, want %v", fi, err, want)
+	}
 }
 
 // TestReadFile: ReadFile refuses a FIFO, a link to a device and a
