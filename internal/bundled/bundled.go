@@ -110,8 +110,10 @@ func Plugins() ([]Plugin, error) {
 const GeneratedFile = "manifests_gen.go"
 
 // generated returns the build's record when GeneratedFile was built into
-// the package (its init sets it), nil otherwise. Set once, at init, never
-// changed.
+// the package (its init sets it), nil otherwise: a new map of values
+// whose slices and pointers are the binary's static data, shared by
+// every call and never to be modified (the host clones what it hands
+// out). Set once, at init, never changed.
 var generated func() Manifests
 
 // generatedModule returns the bytes of a module the build recorded, by
