@@ -162,7 +162,7 @@ func binaryPlugins() ([]Bundled, error) {
 	ps, err := bundled.Plugins()
 	out := make([]Bundled, 0, len(ps))
 	for _, p := range ps {
-		b := Bundled{File: p.File, Wasm: p.Wasm}
+		b := Bundled{File: p.File, Wasm: p.Shared} // read in place, never modified
 		if r := p.Recorded; r != nil {
 			m := r.Manifest
 			b.Manifest, b.SHA256, b.Size, b.ManifestJSON = &m, r.SHA256, r.Size, r.Reported

@@ -10,6 +10,8 @@
 // serves no plugin; without either record the host loads each bundled
 // plugin once to learn its manifest, as for an external one.
 //
-// Module bytes are copied out of the binary only on demand ([Plugin.Wasm]):
-// a run uses one plugin.
+// Module bytes are read only on demand: a run uses one plugin. The host
+// reads them in place ([Plugin.Shared]: GeneratedFile also embeds each
+// module as a string, which the linker stores once with the embed.FS
+// copy); [Plugin.Wasm] copies them out of the binary.
 package bundled

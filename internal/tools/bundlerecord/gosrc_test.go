@@ -47,6 +47,9 @@ func TestGoSource(t *testing.T) {
 		`SubAgentCall: &abi.SidecarKey{`,
 		`Size:   42,`,
 		`SourceFacts: true,`,
+		// The module itself, embedded for the host to read in place.
+		"//go:embed \"wasm/x.wasm\"\nvar module0 string",
+		"case \"x.wasm\":\n\t\treturn module0, true",
 	} {
 		if !strings.Contains(s, want) {
 			t.Errorf("no %s in\n%s", want, s)
