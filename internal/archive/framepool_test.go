@@ -15,11 +15,12 @@ import (
 )
 
 // TestSyncFramesKept: the frame buffers the parts read their session
-// into (firstTime, feedDated) are made once per worker and kept for the
-// archiver's life, whatever the sessions' sizes and however often the
-// collector runs between them (a first sync under its soft memory limit
-// collects every few MiB). Each session's raw capture still holds its
-// bytes. Six sessions a case, a collection after each.
+// into (firstTime, feedDated) and the normalizers' working buffers
+// (capture.Options.StreamBuffers) are made once per worker and kept for
+// the archiver's life, whatever the sessions' sizes and however often
+// the collector runs between them (a first sync under its soft memory
+// limit collects every few MiB). Each session's raw capture still holds
+// its bytes. Six sessions a case, a collection after each.
 func TestSyncFramesKept(t *testing.T) {
 	small := fixture(t, "testdata/captures/claude/irrlicht_session_log_v2.1.101_foreground_agents.jsonl")
 	cases := []struct {
@@ -58,6 +59,7 @@ func TestSyncFramesKept(t *testing.T) {
 			rep := a.SyncStores(ctx, locs, time.Time{}, nil)
 			require.Equal(t, 6, rep.Counts[ActionNew], "%v", rep.Counts)
 			require.LessOrEqual(t, a.frames.made.Load(), int64(tc.workers), "frame buffers made for 6 sessions on %d workers", tc.workers)
+			require.LessOrEqual(t, a.streams.made.Load(), int64(tc.workers), "stream buffers made for 6 sessions on %d workers", tc.workers)
 			for i, body := range bodies {
 				e := a.Ledger().ByPath(filepath.Join(dir, fmt.Sprintf("s%d.jsonl", i)))
 				require.NotNil(t, e)

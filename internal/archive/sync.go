@@ -19,6 +19,7 @@ import (
 
 	"github.com/twasm/twasm/abi"
 	"github.com/twasm/twasm/capture"
+	"github.com/twasm/twasm/internal/normalize"
 	"github.com/twasm/twasm/internal/rawfile"
 	"github.com/twasm/twasm/internal/redact"
 	"github.com/twasm/twasm/internal/regfile"
@@ -151,7 +152,12 @@ type Archiver struct {
 	sessionHook func(i int, after bool)
 	// frames holds the frame buffers of firstTime and feedDated,
 	// reused by the sessions and the workers.
-	frames *framePool
+	frames *keptPool[[]byte]
+	// streams holds the normalizers' working buffers (a part's
+	// capture.Options.StreamBuffers), reused by the sessions and the
+	// workers: grown by each part, they were 100 of the 470 MB a first
+	// sync of 500 sessions allocated.
+	streams *keptPool[normalize.Buffers]
 	// repair holds the damaged runs Repair marked to be archived again
 	// by the next sync (nil: none).
 	repair *repairSet
@@ -184,43 +190,52 @@ func Open(opts Options) (*Archiver, string, error) {
 	}
 	a := &Archiver{opts: opts, ledger: l, sessionsMu: &sync.Mutex{}, held: &heldRuns{paths: map[string]*heldRun{}}, named: &namedParts{}, own: newOwnStorage(opts.Store.Root)}
 	a.frames = newFramePool(a.workers())
+	a.streams = newKeptPool(a.workers(), func() *normalize.Buffers { return new(normalize.Buffers) })
 	return a, rebuilt, nil
 }
 
-// framePool holds the frame buffers (rawfile.FrameBytes) the parts read
-// their session into (firstTime, feedDated): as many as the workers
-// that archive at once are kept, for the archiver's life, and one more
-// asked for at once is made and dropped. A sync.Pool, emptied by every
-// collection, made a new MiB every few sessions of a first sync, whose
-// soft memory limit has it collect every few MiB allocated (51 buffers
-// for 500 sessions).
-type framePool struct {
-	free chan *[]byte
-	made atomic.Int64 // buffers made (tests)
+// keptPool holds buffers the workers of a sync use one at a time: as
+// many as the workers that archive at once are kept, for the archiver's
+// life, and one more asked for at once is made and dropped. A
+// sync.Pool, emptied by every collection, made new ones every few
+// sessions of a first sync, whose soft memory limit has it collect
+// every few MiB allocated (51 frame buffers of a MiB for 500 sessions).
+type keptPool[T any] struct {
+	free    chan *T
+	newItem func() *T
+	made    atomic.Int64 // items made (tests)
 }
 
-func newFramePool(keep int) *framePool {
-	return &framePool{free: make(chan *[]byte, max(keep, 1))}
+func newKeptPool[T any](keep int, newItem func() *T) *keptPool[T] {
+	return &keptPool[T]{free: make(chan *T, max(keep, 1)), newItem: newItem}
 }
 
-// get is a frame buffer, a kept one when there is one.
-func (p *framePool) get() *[]byte {
+// get is an item, a kept one when there is one.
+func (p *keptPool[T]) get() *T {
 	select {
 	case b := <-p.free:
 		return b
 	default:
 		p.made.Add(1)
-		b := make([]byte, rawfile.FrameBytes)
-		return &b
+		return p.newItem()
 	}
 }
 
-// put gives a buffer from get back, kept unless as many are.
-func (p *framePool) put(b *[]byte) {
+// put gives an item from get back, kept unless as many are.
+func (p *keptPool[T]) put(b *T) {
 	select {
 	case p.free <- b:
 	default:
 	}
+}
+
+// newFramePool holds the frame buffers (rawfile.FrameBytes) the parts
+// read their session into (firstTime, feedDated).
+func newFramePool(keep int) *keptPool[[]byte] {
+	return newKeptPool(keep, func() *[]byte {
+		b := make([]byte, rawfile.FrameBytes)
+		return &b
+	})
 }
 
 // Close closes the ledger.
@@ -969,6 +984,8 @@ func (a *Archiver) writePart(ctx context.Context, out Outcome, ps partSource, pr
 		if prev != nil && !prev.Closed && !rewrite {
 			copts.ContinueRaw = prev.Raw
 		}
+		copts.StreamBuffers = a.streams.get()
+		defer a.streams.put(copts.StreamBuffers)
 		agent, err := capture.Start(ctx, s, copts)
 		if err != nil {
 			return err
@@ -1214,7 +1231,7 @@ func firstTime(f io.ReaderAt, from, end int64, mtime time.Time, buf []byte) time
 // before it is fed. So the plugin gets the same batches, each at the
 // same clock (the time of an event without one of its own), whatever
 // the frame size.
-func feedDated(ctx context.Context, agent *capture.Agent, r io.Reader, clk *clock, frames *framePool) error {
+func feedDated(ctx context.Context, agent *capture.Agent, r io.Reader, clk *clock, frames *keptPool[[]byte]) error {
 	// A frame's buffer (of frames), for a part smaller than a read too:
 	// a read's buffer made for each part (most sessions are smaller than
 	// a read) was 128 of the 610 MB a first sync of 500 sessions
