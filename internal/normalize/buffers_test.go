@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/twasm/twasm/abi/sdk"
+	"github.com/twasm/twasm/internal/wire"
 )
 
 // TestStreamBuffersKept: streams run one after the other on one
@@ -91,4 +92,41 @@ func TestStreamBuffersKept(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestStreamBuffersBounded: a line longer than a batch (here 3 MiB, cut
+// across feeds) grows the batch and the pending line past what a
+// Buffers keeps (maxKept): they are dropped at Close, not kept for the
+// streams that follow, which write what they would without Buffers.
+func TestStreamBuffersBounded(t *testing.T) {
+	text := func(s string) string {
+		return do(`{"op":"open","key":"m"}`, `{"op":"block","key":"m","type":"text","text":"`+s+`"}`, `{"op":"close","key":"m"}`)
+	}
+	ctx := context.Background()
+	run := func(o Options, raw string) string {
+		sink := &checkSink{t: t}
+		s, err := NewStream(ctx, NativeInstance(scriptPlugin()), sink, o)
+		require.NoError(t, err)
+		for rest := []byte(raw); len(rest) > 0; {
+			n := min(len(rest), 64<<10)
+			require.NoError(t, s.Feed(ctx, rest[:n]))
+			rest = rest[n:]
+		}
+		res, err := s.Close(ctx)
+		require.NoError(t, err)
+		return snapshot(t, sink, res)
+	}
+	long := text(strings.Repeat("y", 3<<20)) + "\n" + text("after") + "\n"
+	small := text("small") + "\n"
+	o := opts()
+	o.Buffers = new(Buffers)
+	require.Equal(t, run(opts(), long), run(o, long))
+	b := o.Buffers
+	for _, c := range []struct {
+		name string
+		n    int
+	}{{"batch", cap(b.batch)}, {"pending", cap(b.pending)}, {"fixed", cap(b.fixed)}, {"one", cap(b.one)}, {"tape", cap(b.toks) * int(unsafe.Sizeof(wire.Token{}))}} {
+		require.LessOrEqual(t, c.n, maxKept, "%s kept after a line of 3 MiB", c.name)
+	}
+	require.Equal(t, run(opts(), small), run(o, small))
 }

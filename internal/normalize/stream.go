@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"slices"
 	"time"
+	"unsafe"
 
 	"github.com/twasm/twasm/abi"
 	"github.com/twasm/twasm/internal/wire"
@@ -60,13 +61,28 @@ func (b *Buffers) take(s *Stream) {
 	*b = Buffers{}
 }
 
-// give moves s's buffers back to b.
+// give moves s's buffers back to b, those a long line grew past
+// maxKept bytes dropped: a line of many MiB does not stay in memory
+// for the streams that follow.
 func (b *Buffers) give(s *Stream) {
 	if b == nil {
 		return
 	}
-	*b = Buffers{batch: s.batch, pending: s.pending, fixed: s.fixed, one: s.one, toks: s.toks}
+	*b = Buffers{batch: upTo(s.batch), pending: upTo(s.pending), fixed: upTo(s.fixed), one: upTo(s.one), toks: upTo(s.toks)}
 	s.batch, s.pending, s.fixed, s.one, s.toks = nil, nil, nil, nil, nil
+}
+
+// maxKept is the most bytes a buffer of Buffers keeps: the batch buffer
+// of the largest batch (wire.MaxBatchBytes), doubled.
+const maxKept = 2 * wire.MaxBatchBytes
+
+// upTo is b, or nil when it holds more than maxKept bytes.
+func upTo[T any](b []T) []T {
+	var t T
+	if uintptr(cap(b))*unsafe.Sizeof(t) > maxKept {
+		return nil
+	}
+	return b
 }
 
 // Stream normalizes one agent step's raw output.
