@@ -150,9 +150,10 @@ type Archiver struct {
 	// sessionHook, when set, runs on the worker before and after each
 	// session of SyncStores is archived, with its index (tests).
 	sessionHook func(i int, after bool)
-	// frames holds the frame buffers of firstTime and feedDated,
-	// reused by the sessions and the workers.
-	frames *keptPool[[]byte]
+	// frames holds the buffers the parts read their session with
+	// (firstTime, feedDated, the part's hash), reused by the sessions
+	// and the workers.
+	frames *keptPool[partBufs]
 	// streams holds the normalizers' working buffers (a part's
 	// capture.Options.StreamBuffers), reused by the sessions and the
 	// workers: grown by each part, they were 100 of the 470 MB a first
@@ -229,12 +230,19 @@ func (p *keptPool[T]) put(b *T) {
 	}
 }
 
-// newFramePool holds the frame buffers (rawfile.FrameBytes) the parts
-// read their session into (firstTime, feedDated).
-func newFramePool(keep int) *keptPool[[]byte] {
-	return newKeptPool(keep, func() *[]byte {
-		b := make([]byte, rawfile.FrameBytes)
-		return &b
+// partBufs are the buffers a part reads its session with: a frame
+// (rawfile.FrameBytes) to read into (firstTime, feedDated, the part's
+// hash), and feedDated's line cut short by a read (carry) and that line
+// joined with the next read (join), up to a read and a line long: made
+// for each part longer than a read, join was 16 of the 390 MB a first
+// sync of 500 sessions allocated. The two are kept up to a frame's size
+// (a line of several MiB does not stay in memory).
+type partBufs struct{ frame, carry, join []byte }
+
+// newFramePool holds the parts' buffers (partBufs).
+func newFramePool(keep int) *keptPool[partBufs] {
+	return newKeptPool(keep, func() *partBufs {
+		return &partBufs{frame: make([]byte, rawfile.FrameBytes)}
 	})
 }
 
@@ -803,9 +811,10 @@ type partSource interface {
 	// (nil: none).
 	body(from, end int64) io.Reader
 	facts() []byte
-	// hash is the sha256 the part's source reference keeps, files the
-	// state of each file of a folder (nil for a file).
-	hash(end int64) (string, error)
+	// hash is the sha256 the part's source reference keeps (buf: a
+	// frame's buffer to read into), files the state of each file of a
+	// folder (nil for a file).
+	hash(end int64, buf []byte) (string, error)
 	files() []FileState
 	// parent links a new run to the run of the session this one was
 	// started from (nil: none).
@@ -826,7 +835,9 @@ func (s fileSource) facts() []byte                  { return s.fl }
 func (s fileSource) files() []FileState             { return nil }
 func (s fileSource) parent() *childLink             { return nil }
 func (s fileSource) body(from, end int64) io.Reader { return io.NewSectionReader(s.f, from, end-from) }
-func (s fileSource) hash(end int64) (string, error) { return hashPrefix(s.f, end) }
+func (s fileSource) hash(end int64, buf []byte) (string, error) {
+	return hashPrefixIn(s.f, end, buf)
+}
 
 func (s fileSource) times(from, end int64, mtime time.Time, buf []byte) (time.Time, time.Time) {
 	if !s.start.IsZero() {
@@ -873,7 +884,7 @@ func (a *Archiver) writePart(ctx context.Context, out Outcome, ps partSource, pr
 		from = 0 // the whole new version, nothing replayed
 	}
 	frame := a.frames.get()
-	first, last := ps.times(from, end, mtime, *frame)
+	first, last := ps.times(from, end, mtime, frame.frame)
 	a.frames.put(frame)
 	clk := &clock{t: first}
 	log := a.opts.Logger
@@ -1025,7 +1036,10 @@ func (a *Archiver) writePart(ctx context.Context, out Outcome, ps partSource, pr
 		if facts != nil {
 			src.Facts = json.RawMessage(bytes.TrimSuffix(facts, []byte("\n")))
 		}
-		if src.SHA256, err = ps.hash(end); err != nil {
+		frame := a.frames.get()
+		src.SHA256, err = ps.hash(end, frame.frame)
+		a.frames.put(frame)
+		if err != nil {
 			return errors.Join(feedErr, err)
 		}
 		e.SHA256 = src.SHA256
@@ -1231,14 +1245,13 @@ func firstTime(f io.ReaderAt, from, end int64, mtime time.Time, buf []byte) time
 // before it is fed. So the plugin gets the same batches, each at the
 // same clock (the time of an event without one of its own), whatever
 // the frame size.
-func feedDated(ctx context.Context, agent *capture.Agent, r io.Reader, clk *clock, frames *keptPool[[]byte]) error {
+func feedDated(ctx context.Context, agent *capture.Agent, r io.Reader, clk *clock, frames *keptPool[partBufs]) error {
 	// A frame's buffer (of frames), for a part smaller than a read too:
 	// a read's buffer made for each part (most sessions are smaller than
 	// a read) was 128 of the 610 MB a first sync of 500 sessions
 	// allocated.
 	pooled := frames.get()
-	defer frames.put(pooled)
-	frame := *pooled
+	frame := pooled.frame
 	type read struct {
 		n   int
 		err error
@@ -1249,7 +1262,12 @@ func feedDated(ctx context.Context, agent *capture.Agent, r io.Reader, clk *cloc
 	// has room: after a line of 256 KiB cut short), moving the next carry
 	// to the front would overwrite the chunk's first bytes before they
 	// were fed.
-	var carry, buf []byte
+	carry, buf := pooled.carry[:0], pooled.join[:0]
+	defer func() {
+		// Kept unless a long line grew them past a frame.
+		pooled.carry, pooled.join = keepUpTo(carry, len(frame)), keepUpTo(buf, len(frame))
+		frames.put(pooled)
+	}()
 	for {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -1301,6 +1319,15 @@ func feedDated(ctx context.Context, agent *capture.Agent, r io.Reader, clk *cloc
 			}
 		}
 	}
+}
+
+// keepUpTo is b to be kept for reuse, or nil when it holds room for
+// more than n bytes.
+func keepUpTo(b []byte, n int) []byte {
+	if cap(b) > n {
+		return nil
+	}
+	return b
 }
 
 // chunkBytes is the most bytes feedDated reads at once: the stream is
