@@ -109,6 +109,12 @@ type Options struct {
 	// already committed the entries, and the directories' fsyncs cost
 	// no commit of their own.
 	EarlyEntries bool
+	// StreamBuffers, when set, lends the normalizer its working buffers
+	// (normalize.Buffers): a caller that captures many steps one after
+	// the other (sync, a worker's sessions) keeps them from one to the
+	// next instead of growing new ones for each. One capture at a time
+	// uses them; Finish gives them back.
+	StreamBuffers *normalize.Buffers
 }
 
 // LineSplitMasker masks secrets split across lines (redact.Stream).
@@ -251,7 +257,7 @@ func Start(ctx context.Context, step *lifecycle.Step, opts Options) (*Agent, err
 	a.sink = &sink{step: step, subs: map[string]*lifecycle.Run{}, names: map[string]bool{}, filter: opts.Filter, subFilter: opts.SubAgentFilter, replayed: opts.Replayed, supersede: opts.Supersede}
 	a.sink.raw = a.releaseRaw
 	a.stream, err = normalize.NewStream(ctx, a.inst, a.sink, normalize.Options{
-		Provider: opts.Provider, Format: opts.Format, Now: opts.Now, Logger: opts.Logger,
+		Provider: opts.Provider, Format: opts.Format, Now: opts.Now, Logger: opts.Logger, Buffers: opts.StreamBuffers,
 	})
 	if err != nil {
 		a.dropRaw()

@@ -503,11 +503,11 @@ type folderSource struct {
 
 func (s folderSource) parent() *childLink { return s.link }
 
-func (s folderSource) name() string               { return s.dir }
-func (s folderSource) facts() []byte              { return nil } // in the body
-func (s folderSource) files() []FileState         { return s.states }
-func (s folderSource) body(_, _ int64) io.Reader  { return bytes.NewReader(s.stream) }
-func (s folderSource) hash(int64) (string, error) { return sum(s.stream), nil }
+func (s folderSource) name() string                       { return s.dir }
+func (s folderSource) facts() []byte                      { return nil } // in the body
+func (s folderSource) files() []FileState                 { return s.states }
+func (s folderSource) body(_, _ int64) io.Reader          { return bytes.NewReader(s.stream) }
+func (s folderSource) hash(int64, []byte) (string, error) { return sum(s.stream), nil }
 
 // times are the session times the stream holds (RFC 3339 under the
 // keys timestamps knows, and epoch milliseconds under "ts"): the first

@@ -81,14 +81,21 @@ func completeEnd(f io.ReaderAt, size int64) (int64, error) {
 }
 
 // hashPrefix is the sha256 of the file's first n bytes.
-func hashPrefix(f io.ReaderAt, n int64) (string, error) {
+func hashPrefix(f io.ReaderAt, n int64) (string, error) { return hashPrefixIn(f, n, nil) }
+
+// hashPrefixIn is hashPrefix reading into buf (nil: a buffer of its
+// own, of 32 KiB): a part's hash reads into the frame buffer its worker
+// keeps, where a buffer made for each part was 13 to 23 MB of what a
+// first sync of 500 sessions allocated.
+func hashPrefixIn(f io.ReaderAt, n int64, buf []byte) (string, error) {
 	h := sha256.New()
-	if m, err := io.Copy(h, io.NewSectionReader(f, 0, n)); err != nil {
+	if m, err := io.CopyBuffer(h, io.NewSectionReader(f, 0, n), buf); err != nil {
 		return "", err
 	} else if m != n {
 		return "", fmt.Errorf("short read: %d of %d bytes", m, n)
 	}
-	return hex.EncodeToString(h.Sum(nil)), nil
+	var sum [sha256.Size]byte
+	return hex.EncodeToString(h.Sum(sum[:0])), nil
 }
 
 func sum(b []byte) string {

@@ -554,6 +554,8 @@ func (a *Archiver) writeRowsPart(ctx context.Context, out Outcome, loc *Location
 		if prev != nil && !prev.Closed {
 			copts.ContinueRaw = prev.Raw
 		}
+		copts.StreamBuffers = a.streams.get()
+		defer a.streams.put(copts.StreamBuffers)
 		agent, err := capture.Start(ctx, s, copts)
 		if err != nil {
 			return err

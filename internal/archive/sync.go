@@ -19,6 +19,7 @@ import (
 
 	"github.com/twasm/twasm/abi"
 	"github.com/twasm/twasm/capture"
+	"github.com/twasm/twasm/internal/normalize"
 	"github.com/twasm/twasm/internal/rawfile"
 	"github.com/twasm/twasm/internal/redact"
 	"github.com/twasm/twasm/internal/regfile"
@@ -149,9 +150,15 @@ type Archiver struct {
 	// sessionHook, when set, runs on the worker before and after each
 	// session of SyncStores is archived, with its index (tests).
 	sessionHook func(i int, after bool)
-	// frames holds the frame buffers of firstTime and feedDated,
-	// reused by the sessions and the workers.
-	frames *framePool
+	// frames holds the buffers the parts read their session with
+	// (firstTime, feedDated, the part's hash), reused by the sessions
+	// and the workers.
+	frames *keptPool[partBufs]
+	// streams holds the normalizers' working buffers (a part's
+	// capture.Options.StreamBuffers), reused by the sessions and the
+	// workers: grown by each part, they were 100 of the 470 MB a first
+	// sync of 500 sessions allocated.
+	streams *keptPool[normalize.Buffers]
 	// repair holds the damaged runs Repair marked to be archived again
 	// by the next sync (nil: none).
 	repair *repairSet
@@ -184,43 +191,59 @@ func Open(opts Options) (*Archiver, string, error) {
 	}
 	a := &Archiver{opts: opts, ledger: l, sessionsMu: &sync.Mutex{}, held: &heldRuns{paths: map[string]*heldRun{}}, named: &namedParts{}, own: newOwnStorage(opts.Store.Root)}
 	a.frames = newFramePool(a.workers())
+	a.streams = newKeptPool(a.workers(), func() *normalize.Buffers { return new(normalize.Buffers) })
 	return a, rebuilt, nil
 }
 
-// framePool holds the frame buffers (rawfile.FrameBytes) the parts read
-// their session into (firstTime, feedDated): as many as the workers
-// that archive at once are kept, for the archiver's life, and one more
-// asked for at once is made and dropped. A sync.Pool, emptied by every
-// collection, made a new MiB every few sessions of a first sync, whose
-// soft memory limit has it collect every few MiB allocated (51 buffers
-// for 500 sessions).
-type framePool struct {
-	free chan *[]byte
-	made atomic.Int64 // buffers made (tests)
+// keptPool holds buffers the workers of a sync use one at a time: as
+// many as the workers that archive at once are kept, for the archiver's
+// life, and one more asked for at once is made and dropped. A
+// sync.Pool, emptied by every collection, made new ones every few
+// sessions of a first sync, whose soft memory limit has it collect
+// every few MiB allocated (51 frame buffers of a MiB for 500 sessions).
+type keptPool[T any] struct {
+	free    chan *T
+	newItem func() *T
+	made    atomic.Int64 // items made (tests)
 }
 
-func newFramePool(keep int) *framePool {
-	return &framePool{free: make(chan *[]byte, max(keep, 1))}
+func newKeptPool[T any](keep int, newItem func() *T) *keptPool[T] {
+	return &keptPool[T]{free: make(chan *T, max(keep, 1)), newItem: newItem}
 }
 
-// get is a frame buffer, a kept one when there is one.
-func (p *framePool) get() *[]byte {
+// get is an item, a kept one when there is one.
+func (p *keptPool[T]) get() *T {
 	select {
 	case b := <-p.free:
 		return b
 	default:
 		p.made.Add(1)
-		b := make([]byte, rawfile.FrameBytes)
-		return &b
+		return p.newItem()
 	}
 }
 
-// put gives a buffer from get back, kept unless as many are.
-func (p *framePool) put(b *[]byte) {
+// put gives an item from get back, kept unless as many are.
+func (p *keptPool[T]) put(b *T) {
 	select {
 	case p.free <- b:
 	default:
 	}
+}
+
+// partBufs are the buffers a part reads its session with: a frame
+// (rawfile.FrameBytes) to read into (firstTime, feedDated, the part's
+// hash), and feedDated's line cut short by a read (carry) and that line
+// joined with the next read (join), up to a read and a line long: made
+// for each part longer than a read, join was 16 of the 390 MB a first
+// sync of 500 sessions allocated. The two are kept up to a frame's size
+// (a line of several MiB does not stay in memory).
+type partBufs struct{ frame, carry, join []byte }
+
+// newFramePool holds the parts' buffers (partBufs).
+func newFramePool(keep int) *keptPool[partBufs] {
+	return newKeptPool(keep, func() *partBufs {
+		return &partBufs{frame: make([]byte, rawfile.FrameBytes)}
+	})
 }
 
 // Close closes the ledger.
@@ -815,9 +838,10 @@ type partSource interface {
 	// (nil: none).
 	body(from, end int64) io.Reader
 	facts() []byte
-	// hash is the sha256 the part's source reference keeps, files the
-	// state of each file of a folder (nil for a file).
-	hash(end int64) (string, error)
+	// hash is the sha256 the part's source reference keeps (buf: a
+	// frame's buffer to read into), files the state of each file of a
+	// folder (nil for a file).
+	hash(end int64, buf []byte) (string, error)
 	files() []FileState
 	// parent links a new run to the run of the session this one was
 	// started from (nil: none).
@@ -838,7 +862,9 @@ func (s fileSource) facts() []byte                  { return s.fl }
 func (s fileSource) files() []FileState             { return nil }
 func (s fileSource) parent() *childLink             { return nil }
 func (s fileSource) body(from, end int64) io.Reader { return io.NewSectionReader(s.f, from, end-from) }
-func (s fileSource) hash(end int64) (string, error) { return hashPrefix(s.f, end) }
+func (s fileSource) hash(end int64, buf []byte) (string, error) {
+	return hashPrefixIn(s.f, end, buf)
+}
 
 func (s fileSource) times(from, end int64, mtime time.Time, buf []byte) (time.Time, time.Time) {
 	if !s.start.IsZero() {
@@ -885,7 +911,7 @@ func (a *Archiver) writePart(ctx context.Context, out Outcome, ps partSource, pr
 		from = 0 // the whole new version, nothing replayed
 	}
 	frame := a.frames.get()
-	first, last := ps.times(from, end, mtime, *frame)
+	first, last := ps.times(from, end, mtime, frame.frame)
 	a.frames.put(frame)
 	clk := &clock{t: first}
 	log := a.opts.Logger
@@ -1005,6 +1031,8 @@ func (a *Archiver) writePart(ctx context.Context, out Outcome, ps partSource, pr
 		if prev != nil && !prev.Closed && !rewrite {
 			copts.ContinueRaw = prev.Raw
 		}
+		copts.StreamBuffers = a.streams.get()
+		defer a.streams.put(copts.StreamBuffers)
 		agent, err := capture.Start(ctx, s, copts)
 		if err != nil {
 			return err
@@ -1044,7 +1072,10 @@ func (a *Archiver) writePart(ctx context.Context, out Outcome, ps partSource, pr
 		if facts != nil {
 			src.Facts = json.RawMessage(bytes.TrimSuffix(facts, []byte("\n")))
 		}
-		if src.SHA256, err = ps.hash(end); err != nil {
+		frame := a.frames.get()
+		src.SHA256, err = ps.hash(end, frame.frame)
+		a.frames.put(frame)
+		if err != nil {
 			return errors.Join(feedErr, err)
 		}
 		e.SHA256 = src.SHA256
@@ -1250,14 +1281,13 @@ func firstTime(f io.ReaderAt, from, end int64, mtime time.Time, buf []byte) time
 // before it is fed. So the plugin gets the same batches, each at the
 // same clock (the time of an event without one of its own), whatever
 // the frame size.
-func feedDated(ctx context.Context, agent *capture.Agent, r io.Reader, clk *clock, frames *framePool) error {
+func feedDated(ctx context.Context, agent *capture.Agent, r io.Reader, clk *clock, frames *keptPool[partBufs]) error {
 	// A frame's buffer (of frames), for a part smaller than a read too:
 	// a read's buffer made for each part (most sessions are smaller than
 	// a read) was 128 of the 610 MB a first sync of 500 sessions
 	// allocated.
 	pooled := frames.get()
-	defer frames.put(pooled)
-	frame := *pooled
+	frame := pooled.frame
 	type read struct {
 		n   int
 		err error
@@ -1268,7 +1298,12 @@ func feedDated(ctx context.Context, agent *capture.Agent, r io.Reader, clk *cloc
 	// has room: after a line of 256 KiB cut short), moving the next carry
 	// to the front would overwrite the chunk's first bytes before they
 	// were fed.
-	var carry, buf []byte
+	carry, buf := pooled.carry[:0], pooled.join[:0]
+	defer func() {
+		// Kept unless a long line grew them past a frame.
+		pooled.carry, pooled.join = keepUpTo(carry, len(frame)), keepUpTo(buf, len(frame))
+		frames.put(pooled)
+	}()
 	for {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -1320,6 +1355,15 @@ func feedDated(ctx context.Context, agent *capture.Agent, r io.Reader, clk *cloc
 			}
 		}
 	}
+}
+
+// keepUpTo is b to be kept for reuse, or nil when it holds room for
+// more than n bytes.
+func keepUpTo(b []byte, n int) []byte {
+	if cap(b) > n {
+		return nil
+	}
+	return b
 }
 
 // chunkBytes is the most bytes feedDated reads at once: the stream is

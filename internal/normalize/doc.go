@@ -12,7 +12,10 @@
 //
 // A [Stream] is one agent step's output. Feed it bytes as they arrive (a
 // child process's stdout) and Close it at the end; [Run] does both for a
-// reader. Complete lines are sent at the end of every Feed call, so events
+// reader. A caller that runs many streams one after the other lends
+// them its [Buffers] (Options.Buffers), which each takes at NewStream
+// and gives back at Close, so that each does not grow its own batch
+// buffer. Complete lines are sent at the end of every Feed call, so events
 // reach the sink while the agent runs. The assembler follows the record
 // semantics of package abi (see abi's package documentation): messages are
 // built across lines and written once when closed, deltas are joined,
