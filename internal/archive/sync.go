@@ -1072,12 +1072,15 @@ func (a *Archiver) writePart(ctx context.Context, out Outcome, ps partSource, pr
 		if facts != nil {
 			src.Facts = json.RawMessage(bytes.TrimSuffix(facts, []byte("\n")))
 		}
+		// (err stays Finish's: a capture that finished with its result
+		// and an error, a raw capture not synced, is not a whole part.)
 		frame := a.frames.get()
-		src.SHA256, err = ps.hash(end, frame.frame)
+		digest, herr := ps.hash(end, frame.frame)
 		a.frames.put(frame)
-		if err != nil {
-			return errors.Join(feedErr, err)
+		if herr != nil {
+			return errors.Join(feedErr, err, herr)
 		}
+		src.SHA256 = digest
 		e.SHA256 = src.SHA256
 		if serr := s.SetResult(partResult{res: res, src: src}); serr != nil {
 			return errors.Join(feedErr, err, serr)
