@@ -279,6 +279,27 @@ func (v Value) String() string {
 	}
 }
 
+// AppendText appends to dst the bytes String returns, without String's
+// copy: a plugin parsing the JSON a string holds copies it once, not twice
+// (the string, then its bytes).
+func (v Value) AppendText(dst []byte) []byte {
+	switch v.Kind() {
+	case KindInvalid:
+		return dst
+	case KindString:
+		raw := v.Raw()
+		raw = raw[1 : len(raw)-1]
+		if v.tok().Flags&flagEscaped != 0 {
+			if s, ok := unescape(dst, raw); ok {
+				return s
+			}
+		}
+		return append(dst, raw...)
+	default:
+		return append(dst, v.Raw()...)
+	}
+}
+
 // Int returns v as an integer: a JSON number, or a string holding one.
 func (v Value) Int() (int64, bool) {
 	switch v.Kind() {

@@ -351,3 +351,20 @@ func TestLookupsDoNotAllocate(t *testing.T) {
 	})
 	assert.Zero(t, allocs)
 }
+
+// TestAppendTextIsString: AppendText appends exactly the bytes String
+// returns, for every kind of value (strings with escapes, a lone
+// surrogate, containers as their JSON, a missing value as nothing),
+// after what dst held, and copies a string with no escapes once (the
+// caller's buffer: no allocation when it has room).
+func TestAppendTextIsString(t *testing.T) {
+	d := doc(t, `{"plain":"abc","esc":"a\"b\\c\nd\u00e9\ud83d\ude00","lone":"\ud800x","num":-1.5e3,"obj":{"k":[1,"v"]},"arr":[],"null":null,"t":true}`)
+	for _, key := range []string{"plain", "esc", "lone", "num", "obj", "arr", "null", "t", "missing"} {
+		v := d.Root().Get(key)
+		got := v.AppendText([]byte("prefix:"))
+		assert.Equal(t, "prefix:"+v.String(), string(got), key)
+	}
+	buf := make([]byte, 0, 64)
+	v := d.Root().Get("plain")
+	assert.Zero(t, testing.AllocsPerRun(100, func() { buf = v.AppendText(buf[:0]) }))
+}

@@ -93,7 +93,8 @@
 //     line).
 //   - A reassembled document ([Plugin].Reassemble) is valid until the
 //     next one starts; a document from [Parse] as long as the bytes it
-//     indexes.
+//     indexes; one from [ParseText] (the JSON a string value holds, copied
+//     once) owns its copy.
 //   - An [Out] writes every record into its buffer at once: a Str needs
 //     to be valid only until the Out method it is passed to returns.
 //

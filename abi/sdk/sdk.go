@@ -73,6 +73,12 @@ func Parse(buf []byte) (doc *abi.Doc, ok bool) {
 	return &abi.Doc{Line: buf, Toks: toks}, true
 }
 
+// ParseText is Parse of the text v holds (the bytes of v.String(): a
+// string's value, any other value's JSON), copied once.
+func ParseText(v abi.Value) (doc *abi.Doc, ok bool) {
+	return Parse(v.AppendText(make([]byte, 0, len(v.Raw()))))
+}
+
 // Str is a string field value: unset, a literal, or a span of the current
 // input. The zero Str is unset: the field is not written.
 type Str struct {

@@ -163,7 +163,8 @@ func (n *normalizer) forkPoint(v abi.Value, out *sdk.Out) int {
 	if i, ok := v.Get("forkPointIndex").Int(); ok && i >= 0 {
 		return int(min(i, 1<<30))
 	}
-	for it := v.Get("relationships").Iter(); it.Next(); {
+	it := v.Get("relationships").Iter()
+	for it.Next() {
 		r := it.Value()
 		id := r.Get("threadID")
 		if !r.Get("type").Is("fork") || !r.Get("role").Is("child") || id.Kind() != abi.KindString || slices.Contains(n.forks, id.String()) {
@@ -231,7 +232,8 @@ func (n *normalizer) End(out *sdk.Out) error {
 		if u.ts != "" {
 			ts = sdk.S(u.ts)
 		}
-		for it := doc.Root().Get("content").Iter(); it.Next(); {
+		it := doc.Root().Get("content").Iter()
+		for it.Next() {
 			if b := it.Value(); b.Get("type").Is("tool_use") {
 				n.call(b, u.key, ts, out)
 			}

@@ -217,7 +217,8 @@ func (n *normalizer) assistant(m abi.Value, key sdk.Str, thread abi.Value, out *
 // thinking, redacted_thinking and tool_use (its tool.call is the
 // caller's).
 func assistantBlocks(key sdk.Str, content abi.Value, final *sdk.FinalText, out *sdk.Out) {
-	for it := content.Iter(); it.Next(); {
+	it := content.Iter()
+	for it.Next() {
 		b := it.Value()
 		switch t := b.Get("type"); {
 		case t.Is("text"):

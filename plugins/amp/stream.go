@@ -73,7 +73,8 @@ func (n *normalizer) streamUser(m abi.Value, no int, out *sdk.Out) {
 		return
 	}
 	opened, said := false, false
-	for it := c.Iter(); it.Next(); {
+	it := c.Iter()
+	for it.Next() {
 		b := it.Value()
 		switch t := b.Get("type"); {
 		case t.Is("tool_result"):
@@ -117,7 +118,8 @@ func (n *normalizer) streamAssistant(m abi.Value, no int, out *sdk.Out) {
 	if !n.scope.IsSet() {
 		out.Usage(usage, sdk.ModeAdd)
 	}
-	for it := content.Iter(); it.Next(); {
+	it := content.Iter()
+	for it.Next() {
 		if b := it.Value(); b.Get("type").Is("tool_use") {
 			n.call(b, key.String(), sdk.Str{}, out)
 		}

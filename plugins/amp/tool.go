@@ -185,7 +185,8 @@ func blocksText(c abi.Value) sdk.Str {
 		return resultText(c)
 	}
 	var b []byte
-	for it := c.Iter(); it.Next(); {
+	it := c.Iter()
+	for it.Next() {
 		p := it.Value()
 		if !p.Get("type").Is("text") || p.Get("text").Kind() != abi.KindString {
 			return resultText(c)

@@ -1170,7 +1170,8 @@ func (n *normalizer) attachmentContext(v, a abi.Value, name string, out *sdk.Out
 	w := textWriter{n: n, v: v, out: out}
 	w.add(s)
 	w.add(s2)
-	for it := list.Iter(); it.Next(); {
+	it := list.Iter()
+	for it.Next() {
 		w.add(it.Value().Get(field))
 	}
 	return true, w.close()
@@ -1267,7 +1268,8 @@ func (n *normalizer) queuedBlocks(v, a, list abi.Value, out *sdk.Out) bool {
 	if m := a.Get("commandMode"); m.Exists() && !m.Is("prompt") {
 		origin = sdk.OriginInjected
 	}
-	for it := list.Iter(); it.Next(); {
+	it := list.Iter()
+	for it.Next() {
 		if t := it.Value().Get("text"); it.Value().Get("type").Is("text") && t.Kind() == abi.KindString {
 			if sdk.HasPrefix(t.Raw(), `"<task-notification>`) {
 				origin = sdk.OriginInjected
@@ -1348,7 +1350,8 @@ func (n *normalizer) userTexts(v, s, list abi.Value, blocks bool, origin string,
 		key = n.userText(key, 0, s, scope, ts, origin, out)
 	}
 	slot := 0
-	for it := list.Iter(); it.Next(); {
+	it := list.Iter()
+	for it.Next() {
 		x := it.Value()
 		switch {
 		case blocks && !x.Get("type").Is("text"):

@@ -407,7 +407,8 @@ func nonExecution(meta abi.Value, id string) (string, string) {
 	if meta.Kind() != abi.KindArray || id == "" {
 		return "", ""
 	}
-	for it := meta.Iter(); it.Next(); {
+	it := meta.Iter()
+	for it.Next() {
 		e := it.Value()
 		if !e.Get("id").Is(id) {
 			continue

@@ -626,7 +626,8 @@ func operationFailures(output abi.Value) (msg string, code sdk.Int, failed bool)
 		return "", sdk.Int{}, false
 	}
 	var b strings.Builder
-	for it := output.Iter(); it.Next(); {
+	it := output.Iter()
+	for it.Next() {
 		op := it.Value()
 		if op.Kind() != abi.KindObject || op.Get("success").Kind() != abi.KindFalse {
 			continue

@@ -567,7 +567,8 @@ func (n *normalizer) blockResult(p abi.Value, ts sdk.Str, out *sdk.Out) {
 	case abi.KindString:
 		body.WriteString(c.String())
 	case abi.KindArray:
-		for it := c.Iter(); it.Next(); {
+		it := c.Iter()
+		for it.Next() {
 			if t := it.Value().Get("text"); t.Kind() == abi.KindString {
 				if body.Len() > 0 {
 					body.WriteByte('\n')
@@ -756,7 +757,8 @@ func (n *normalizer) resumed(content abi.Value, ts sdk.Str, out *sdk.Out) {
 	}
 	resumes := false
 	var ids, names []string
-	for it := content.Iter(); it.Next(); {
+	it := content.Iter()
+	for it.Next() {
 		p := it.Value()
 		switch sdk.Name(p.Get("type")) {
 		case "tool_result":
@@ -888,7 +890,8 @@ func reasoningBlock(text, summary abi.Value, encrypted bool, key sdk.Str, out *s
 	case abi.KindString:
 		b = sdk.AppendText(b, summary)
 	case abi.KindArray:
-		for it := summary.Iter(); it.Next(); {
+		it := summary.Iter()
+		for it.Next() {
 			if t := it.Value().Get("text"); t.Kind() == abi.KindString && !t.Is("") {
 				if len(b) > 0 {
 					b = append(b, "\n\n"...)

@@ -439,7 +439,11 @@ func (n *normalizer) diff(doc abi.Value, old []uint64, file string, warnChanged 
 	changed := 0
 	hashes, todo, elems := n.spare[:0], n.todo[:0], n.elems[:0]
 	n.spare = nil // hashes owns it now
-	for i, it := 0, doc.Iter(); it.Next(); i++ {
+	// The iterator declared outside the loop: one declared in the for
+	// statement is a new variable on every iteration, which TinyGo
+	// allocates on the heap (abi.Iter).
+	it := doc.Iter()
+	for i := 0; it.Next(); i++ {
 		e := it.Value()
 		elems = append(elems, e)
 		h := hashOf(e)

@@ -80,7 +80,8 @@ func (n *normalizer) rooLine(v abi.Value, out *sdk.Out) {
 	if evs := v.Get("events"); v.Get("type").Is("result") && evs.Kind() == abi.KindArray {
 		// The json output: the stream's events, then its result.
 		r.doc = true
-		for it := evs.Iter(); it.Next(); {
+		it := evs.Iter()
+		for it.Next() {
 			if e := it.Value(); e.Kind() == abi.KindObject {
 				n.rooEvent(e, out)
 			}
@@ -311,7 +312,7 @@ func (n *normalizer) rooToolUse(v abi.Value, id string, done bool, out *sdk.Out)
 		}
 	case v.Get("type").Is("assistant"):
 		// say tool: the content is the UI's tool object.
-		doc, ok := sdk.Parse([]byte(v.Get("content").String()))
+		doc, ok := sdk.ParseText(v.Get("content"))
 		if !ok || doc.Root().Get("tool").Kind() != abi.KindString {
 			out.Warn("Roo Code showed a tool use that is not a JSON object naming its tool: " + clip(v.Get("content").String()))
 			return
@@ -441,7 +442,8 @@ func (n *normalizer) rooTaskDone(v abi.Value, out *sdk.Out) {
 // members is object v's members as "key value, ..." on one line.
 func members(v abi.Value) string {
 	var b strings.Builder
-	for it := v.Iter(); it.Next(); {
+	it := v.Iter()
+	for it.Next() {
 		if b.Len() > 0 {
 			b.WriteString(", ")
 		}

@@ -191,7 +191,7 @@ func (n *normalizer) streamMessage(m abi.Value, out *sdk.Out) {
 	case "use_mcp_server", "ask:use_mcp_server":
 		n.streamMCP(key, text, ts, out)
 	case "api_req_started", "api_req_finished":
-		if n.apiRequest(m, -n.streamMsgs, "an API request", nil, false, out) == 0 {
+		if n.apiRequest(m, -n.streamMsgs, nil, false, out) == 0 {
 			out.Ignored(sdk.S(kind))
 		}
 	case "subagent_usage":
@@ -388,7 +388,7 @@ func (n *normalizer) streamMCP(key sdk.Str, text abi.Value, ts sdk.Str, out *sdk
 // (ClineSayTool: {tool, path, content, diff, regex, filePattern}): named
 // as the UI names it, its input the UI's object.
 func uiToolCall(text abi.Value) (sdk.ToolCall, bool) {
-	doc, ok := sdk.Parse([]byte(text.String()))
+	doc, ok := sdk.ParseText(text)
 	if !ok || doc.Root().Get("tool").Kind() != abi.KindString {
 		return sdk.ToolCall{}, false
 	}
@@ -400,7 +400,7 @@ func uiToolCall(text abi.Value) (sdk.ToolCall, bool) {
 // uiMCPCall is an MCP tool call or resource access the UI shows
 // (ClineAskUseMcpServer: {serverName, type, toolName, arguments, uri}).
 func uiMCPCall(text abi.Value) (sdk.ToolCall, bool) {
-	doc, ok := sdk.Parse([]byte(text.String()))
+	doc, ok := sdk.ParseText(text)
 	if !ok {
 		return sdk.ToolCall{}, false
 	}

@@ -38,7 +38,7 @@ func (n *normalizer) uiMessages(msgs abi.Value, out *sdk.Out) {
 		}
 		for i := len(hashes) - 1; i >= 0; i-- {
 			if m := elems[i]; m.Get("say").Is("api_req_started") {
-				if doc, ok := sdk.Parse([]byte(m.Get("text").String())); ok {
+				if doc, ok := sdk.ParseText(m.Get("text")); ok {
 					info := doc.Root()
 					n.uiRunning = running(info)
 					n.uiCancelled = info.Get("cancelReason").Is("user_cancelled")
@@ -87,7 +87,7 @@ func (n *normalizer) uiMessages(msgs abi.Value, out *sdk.Out) {
 			// request's: a task folder without its conversation file
 			// states it nowhere else.
 			out.LatestModel(m.Get("modelInfo").Get("modelId"), &n.model)
-			records += n.apiRequest(m, i, "API request "+strconv.Itoa(i)+" of ui_messages", elems, i+1 >= tail, out)
+			records += n.apiRequest(m, i, elems, i+1 >= tail, out)
 		case say.Is("condense_context"):
 			records += n.condenseCost(m, out)
 		case say.Is("deleted_api_reqs"), say.Is("api_req_deleted"):
@@ -181,7 +181,7 @@ func (n *normalizer) uiMessages(msgs abi.Value, out *sdk.Out) {
 // request (last: nothing the model said after it), its failure is
 // reported after the conversation (deferred), as an error in the tail
 // is, for the session rule.
-func (n *normalizer) apiRequest(m abi.Value, idx int, what string, elems []abi.Value, last bool, out *sdk.Out) int {
+func (n *normalizer) apiRequest(m abi.Value, idx int, elems []abi.Value, last bool, out *sdk.Out) int {
 	// An element is the same request while it keeps its ts (Cline
 	// completes it in place); another request at the same index (the
 	// UI's messages cut back by a checkpoint restore, a deleted or
@@ -191,7 +191,7 @@ func (n *normalizer) apiRequest(m abi.Value, idx int, what string, elems []abi.V
 	if byTs && n.countedTs[ts] || !byTs && n.counted[idx] {
 		return 0
 	}
-	doc, ok := sdk.Parse([]byte(m.Get("text").String()))
+	doc, ok := sdk.ParseText(m.Get("text"))
 	if !ok {
 		return 0
 	}
@@ -267,13 +267,24 @@ func (n *normalizer) apiRequest(m abi.Value, idx int, what string, elems []abi.V
 		}
 		records++
 	case reason.Is("user_cancelled"):
-		out.Warn(what + " was cancelled by the user")
+		out.Warn(requestName(idx) + " was cancelled by the user")
 		records++
 	case reason.Exists():
-		out.Warn(what + " ended: " + clip(reason.String()))
+		out.Warn(requestName(idx) + " ended: " + clip(reason.String()))
 		records++
 	}
 	return records
+}
+
+// requestName names the request apiRequest reads at idx in its warnings:
+// the UI's element idx, or (idx < 0: the CLIs' output, which numbers its
+// messages from 1) an API request. Made only for a warning: most requests
+// have none.
+func requestName(idx int) string {
+	if idx < 0 {
+		return "an API request"
+	}
+	return "API request " + strconv.Itoa(idx) + " of ui_messages"
 }
 
 // Roo Code 3.29.5 (released 2025-11-01; RooCodeInc/Roo-Code#8954) and
@@ -433,7 +444,7 @@ func (n *normalizer) uncounted(m abi.Value, ts int64) (abi.Value, bool) {
 	if n.countedTs[ts] {
 		return abi.Value{}, false
 	}
-	doc, ok := sdk.Parse([]byte(m.Get("text").String()))
+	doc, ok := sdk.ParseText(m.Get("text"))
 	if !ok {
 		return abi.Value{}, false
 	}
@@ -557,7 +568,7 @@ func (n *normalizer) failedAgain(msg, code string) (string, string, bool) {
 // still running: Cline has not completed it with its figures or the
 // reason it ended.
 func requestRunning(m abi.Value) bool {
-	doc, ok := sdk.Parse([]byte(m.Get("text").String()))
+	doc, ok := sdk.ParseText(m.Get("text"))
 	return ok && running(doc.Root())
 }
 
@@ -614,7 +625,7 @@ func retrying(m abi.Value) string {
 	case say.Is("api_req_retry_delayed"):
 		return "the task's last API request failed and Roo Code is retrying it (api_req_retry_delayed)"
 	case say.Is("error_retry"):
-		doc, ok := sdk.Parse([]byte(m.Get("text").String()))
+		doc, ok := sdk.ParseText(m.Get("text"))
 		if !ok || doc.Root().Get("failed").Truthy() {
 			return ""
 		}
@@ -640,7 +651,8 @@ func running(info abi.Value) bool {
 // firstRequest is the index of the UI's first API request (say
 // api_req_started), msgs.Len() when there is none.
 func firstRequest(msgs abi.Value) int {
-	for i, it := 0, msgs.Iter(); it.Next(); i++ {
+	it := msgs.Iter()
+	for i := 0; it.Next(); i++ {
 		if it.Value().Get("say").Is("api_req_started") {
 			return i
 		}

@@ -1,6 +1,9 @@
 package cline
 
-import "strings"
+import (
+	"strings"
+	"unicode/utf8"
+)
 
 // xmlTools are the tools older Cline and Roo Code called with XML tags
 // in the model's text (<read_file><path>x</path></read_file>): a tag of
@@ -142,7 +145,9 @@ func appendQuoted(dst []byte, s string) []byte {
 		case r < 0x20:
 			dst = append(dst, '\\', 'u', '0', '0', hex[r>>4], hex[r&0xf])
 		default:
-			dst = append(dst, string(r)...)
+			// utf8.AppendRune, not string(r): TinyGo allocates the
+			// string of each rune.
+			dst = utf8.AppendRune(dst, r)
 		}
 	}
 	return append(dst, '"')

@@ -500,7 +500,7 @@ func errorText(v abi.Value) sdk.Str {
 	if !opensObject(v) {
 		return sdk.Text(v)
 	}
-	doc, ok := sdk.Parse([]byte(v.String()))
+	doc, ok := sdk.ParseText(v)
 	if !ok {
 		return sdk.Text(v)
 	}
@@ -552,7 +552,7 @@ func errorCode(v abi.Value) sdk.Str {
 	if !opensObject(v) {
 		return sdk.Str{}
 	}
-	doc, ok := sdk.Parse([]byte(v.String()))
+	doc, ok := sdk.ParseText(v)
 	if !ok {
 		return sdk.Str{}
 	}

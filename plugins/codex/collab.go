@@ -204,7 +204,8 @@ func (n *normalizer) collabEnd(out *sdk.Out, msg abi.Value) {
 	case "collab_waiting_end":
 		r.Output = sdk.JSON(msg.Get("statuses"))
 		out.ToolResult(r)
-		for it := msg.Get("statuses").Iter(); it.Next(); {
+		it := msg.Get("statuses").Iter()
+		for it.Next() {
 			n.protoAgentState(out, it.Key(), it.Value())
 		}
 	default: // send_input, close_agent, resume_agent

@@ -547,7 +547,8 @@ func (n *normalizer) End(out *sdk.Out) error {
 // it has one: Crush adds it when the response ends (message.AddFinish:
 // ended, failed or cancelled).
 func finishReason(parts abi.Value) (string, bool) {
-	for it := parts.Iter(); it.Next(); {
+	it := parts.Iter()
+	for it.Next() {
 		if p := it.Value(); p.Get("type").Is("finish") {
 			return p.Path("data", "reason").String(), true
 		}

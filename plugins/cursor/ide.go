@@ -324,7 +324,8 @@ func (n *normalizer) bubble(id string, b abi.Value, out *sdk.Out) {
 func bubbleImages(b abi.Value) []string {
 	var names []string
 	for _, list := range []abi.Value{b.Get("context").Get("selectedImages"), b.Get("images")} {
-		for it := list.Iter(); it.Next(); {
+		it := list.Iter()
+		for it.Next() {
 			img := it.Value()
 			name := img.Get("path").String()
 			if name == "" {
@@ -412,7 +413,7 @@ func (n *normalizer) ideTool(k sdk.Str, slot int, bubbleID string, t abi.Value, 
 	}
 	args := input
 	if input.Kind() == abi.KindString {
-		if doc, ok := sdk.Parse([]byte(input.String())); ok {
+		if doc, ok := sdk.ParseText(input); ok {
 			args = doc.Root()
 		}
 	}
@@ -503,7 +504,7 @@ func ideToolBase(name string) string {
 // object with output (a terminal's), else the string itself.
 func resultText(v abi.Value) string {
 	if v.Kind() == abi.KindString {
-		if doc, ok := sdk.Parse([]byte(v.String())); ok && doc.Root().Kind() == abi.KindObject {
+		if doc, ok := sdk.ParseText(v); ok && doc.Root().Kind() == abi.KindObject {
 			if o := doc.Root().Get("output"); o.Kind() == abi.KindString {
 				return o.String()
 			}
@@ -525,7 +526,7 @@ func resultText(v abi.Value) string {
 // {"exit_code": n}, as an object or a JSON string).
 func exitCode(v abi.Value) (int64, bool) {
 	if v.Kind() == abi.KindString {
-		doc, ok := sdk.Parse([]byte(v.String()))
+		doc, ok := sdk.ParseText(v)
 		if !ok {
 			return 0, false
 		}

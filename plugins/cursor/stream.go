@@ -110,7 +110,8 @@ func assistantText(c abi.Value) string {
 		return c.String()
 	}
 	var b []byte
-	for it := c.Iter(); it.Next(); {
+	it := c.Iter()
+	for it.Next() {
 		if p := it.Value(); p.Get("type").Is("text") {
 			b = sdk.AppendText(b, p.Get("text"))
 		}
@@ -253,7 +254,8 @@ func outcomeKey(res abi.Value) string {
 	if res.Kind() != abi.KindObject {
 		return ""
 	}
-	for it := res.Iter(); it.Next(); {
+	it := res.Iter()
+	for it.Next() {
 		k, vk := it.Key().String(), it.Value().Kind()
 		if vk == abi.KindObject || vk == abi.KindString || outcomeClass(k) != outcomeFailed {
 			return k
@@ -295,7 +297,8 @@ func outcomeClass(key string) int {
 // toolBody is a tool_call's one member: its key (shellToolCall,
 // readToolCall, mcpToolCall, function...) and value.
 func toolBody(tc abi.Value) (string, abi.Value) {
-	for it := tc.Iter(); it.Next(); {
+	it := tc.Iter()
+	for it.Next() {
 		return it.Key().String(), it.Value()
 	}
 	return "", abi.Value{}
@@ -356,7 +359,8 @@ func toolOutput(v abi.Value) sdk.Str {
 	}
 	if c := v.Get("content"); c.Kind() == abi.KindArray {
 		var b []byte
-		for it := c.Iter(); it.Next(); {
+		it := c.Iter()
+		for it.Next() {
 			if t := it.Value().Path("text", "text"); t.Kind() == abi.KindString {
 				if len(b) > 0 {
 					b = append(b, '\n')

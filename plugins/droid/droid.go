@@ -253,7 +253,8 @@ func (n *normalizer) notice(content abi.Value, out *sdk.Out) {
 	if content.Kind() == abi.KindString {
 		text = content.String()
 	}
-	for it := content.Iter(); it.Next(); {
+	it := content.Iter()
+	for it.Next() {
 		if b := it.Value(); b.Get("type").Is("text") {
 			if text != "" {
 				text += "\n"

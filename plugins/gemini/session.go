@@ -380,7 +380,8 @@ func shellRecord(c abi.Value) bool {
 		return opens(c.Raw()[1:], shellCommand)
 	}
 	n := 0
-	for it := c.Iter(); it.Next(); n++ {
+	it := c.Iter()
+	for ; it.Next(); n++ {
 		t := it.Value().Get("text")
 		if t.Kind() != abi.KindString || !opens(t.Raw()[1:], shellCommand) {
 			return false

@@ -316,7 +316,8 @@ func (n *normalizer) export(v abi.Value, out *sdk.Out) {
 // conversation, goose run json's messages), each as a session file holds
 // one; a copy's messages from before its creation are the original's.
 func (n *normalizer) conversation(list abi.Value, out *sdk.Out) {
-	for it := list.Iter(); it.Next(); {
+	it := list.Iter()
+	for it.Next() {
 		m := it.Value()
 		created := seconds(m.Get("created"))
 		if n.copied(created) {
@@ -547,7 +548,7 @@ func (n *normalizer) message(key, id, role string, content, metadata abi.Value, 
 	if content.Kind() == abi.KindString {
 		// A session file may hold the content as a string: the list
 		// encoded as JSON, or the text itself.
-		if doc, ok := sdk.Parse([]byte(content.String())); ok && doc.Root().Kind() == abi.KindArray {
+		if doc, ok := sdk.ParseText(content); ok && doc.Root().Kind() == abi.KindArray {
 			content = doc.Root()
 		} else {
 			out.Block(k, 0, sdk.Block{Type: sdk.BlockText, Text: sdk.S(content.String()), Origin: map[bool]string{true: origin}[role == "user"]})
@@ -918,7 +919,8 @@ func failureText(t string) (sdk.ProviderError, bool) {
 // the model.
 func (n *normalizer) contentText(list abi.Value) string {
 	forModel := false
-	for it := list.Iter(); it.Next(); {
+	it := list.Iter()
+	for it.Next() {
 		if !userOnly(it.Value()) {
 			forModel = true
 			break
@@ -926,7 +928,7 @@ func (n *normalizer) contentText(list abi.Value) string {
 	}
 	// Built in n.buf, copied once: the texts are not copied on the way.
 	b := n.buf[:0]
-	it := list.Iter()
+	it = list.Iter()
 	for it.Next() {
 		c := it.Value()
 		if forModel && userOnly(c) {
@@ -969,7 +971,8 @@ func userOnly(c abi.Value) bool {
 	if aud.Kind() != abi.KindArray || aud.Len() == 0 {
 		return false
 	}
-	for it := aud.Iter(); it.Next(); {
+	it := aud.Iter()
+	for it.Next() {
 		if it.Value().Is("assistant") {
 			return false
 		}

@@ -114,7 +114,8 @@ func (n *normalizer) streamMessage(m abi.Value, out *sdk.Out) {
 		return
 	}
 	user := role == "user"
-	for it := content.Iter(); it.Next(); {
+	it := content.Iter()
+	for it.Next() {
 		c := it.Value()
 		switch t := sdk.View(c.Get("type")); {
 		case t == "text" && st.last == "text":

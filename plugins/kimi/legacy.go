@@ -371,7 +371,8 @@ func slashCommand(input abi.Value) bool {
 	if input.Kind() == abi.KindString {
 		return strings.HasPrefix(strings.TrimSpace(input.String()), "/")
 	}
-	for it := input.Iter(); it.Next(); {
+	it := input.Iter()
+	for it.Next() {
 		if t := it.Value().Get("text"); t.Kind() == abi.KindString {
 			if s := strings.TrimSpace(t.String()); s != "" {
 				return strings.HasPrefix(s, "/")

@@ -496,13 +496,15 @@ func (n *normalizer) export(f *fields, out *sdk.Out) {
 	info := f[kInfo]
 	n.setFormat(out, fmtExport, info.Get("id").String())
 	n.session(info, info.Get("parentID"), info.Path("time", "created"), out)
-	for it := f[kMessages].Iter(); it.Next(); {
+	it := f[kMessages].Iter()
+	for it.Next() {
 		m := n.fMsg.of(it.Value())
 		id, ok := n.messageInfo(m[kInfo], n.fInfo.of(m[kInfo]), out)
 		if !ok {
 			continue
 		}
-		for pt := m[kParts].Iter(); pt.Next(); {
+		pt := m[kParts].Iter()
+		for pt.Next() {
 			var p *fields
 			if v := pt.Value(); v.Kind() == abi.KindObject {
 				p = n.fPart.of(v)

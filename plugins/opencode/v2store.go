@@ -59,7 +59,8 @@ func (n *normalizer) v2Message(r abi.Value, out *sdk.Out) {
 	switch typ {
 	case "user":
 		m.parts = append(m.parts, &part{id: "text", typ: "text", text: f[kText].String()})
-		for it := f[kFiles].Iter(); it.Next(); {
+		it := f[kFiles].Iter()
+		for it.Next() {
 			a := it.Value()
 			m.parts = append(m.parts, &part{typ: "file", text: "[file " + a.Get("name").String() + " " + a.Get("mime").String() + "]"})
 		}
@@ -98,7 +99,8 @@ func (n *normalizer) v2Assistant(m *message, f *fields, out *sdk.Out) {
 	if c, ok := f[kTime].Get("completed").Int(); (ok && c > 0) || m.finish != "" || f[kError].Kind() == abi.KindObject {
 		m.done = true
 	}
-	for it := f[kContent].Iter(); it.Next(); {
+	it := f[kContent].Iter()
+	for it.Next() {
 		if q := n.v2Part(it.Value()); q != nil {
 			m.parts = append(m.parts, q)
 		}
@@ -141,7 +143,8 @@ func (n *normalizer) v2Part(c abi.Value) *part {
 			q.command = in.Get("command").String()
 		}
 		var texts []string
-		for it := st[kContent].Iter(); it.Next(); {
+		it := st[kContent].Iter()
+		for it.Next() {
 			if t := it.Value(); t.Get("type").Is("text") {
 				texts = append(texts, t.Get("text").String())
 			}

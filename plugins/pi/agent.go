@@ -20,7 +20,8 @@ func (n *normalizer) subagents(details abi.Value, callID, scope sdk.Str, out *sd
 		return
 	}
 	i := 0
-	for it := rs.Iter(); it.Next(); {
+	it := rs.Iter()
+	for it.Next() {
 		r := it.Value()
 		msgs := r.Get("messages")
 		task := r.Get("task")
@@ -50,7 +51,8 @@ func (n *normalizer) subagents(details abi.Value, callID, scope sdk.Str, out *sd
 		// call_1) is a new call: its result is its own.
 		var results map[string]bool
 		j := 0
-		for mt := msgs.Iter(); mt.Next(); {
+		mt := msgs.Iter()
+		for mt.Next() {
 			m := mt.Value()
 			j++
 			switch {
@@ -64,7 +66,8 @@ func (n *normalizer) subagents(details abi.Value, callID, scope sdk.Str, out *sd
 				}
 				results[m.Get("toolCallId").String()] = true
 			case m.Get("role").Is("assistant"):
-				for ct := m.Get("content").Iter(); ct.Next(); {
+				ct := m.Get("content").Iter()
+				for ct.Next() {
 					if p := ct.Value(); p.Get("type").Is("toolCall") {
 						delete(results, sdk.View(p.Get("id")))
 					}

@@ -114,7 +114,8 @@ func contentMessageIn(key, id, ts, scope sdk.Str, content abi.Value, origin stri
 		open()
 		out.Block(key, -1, sdk.Block{Type: sdk.BlockText, Text: sdk.Text(content), Origin: origin})
 	case abi.KindArray:
-		for it := content.Iter(); it.Next(); {
+		it := content.Iter()
+		for it.Next() {
 			p := it.Value()
 			if p.Get("type").Is("text") {
 				open()
@@ -139,7 +140,8 @@ func (n *normalizer) assistant(m abi.Value, key, id, ts, scope sdk.Str, out *sdk
 	var final sdk.FinalText
 	type call struct{ id, name, args abi.Value }
 	var calls []call
-	for it := f[kContent].Iter(); it.Next(); {
+	it := f[kContent].Iter()
+	for it.Next() {
 		p := it.Value()
 		switch sdk.Name(p.Get("type")) {
 		case "text":
@@ -361,7 +363,8 @@ func contentText(content abi.Value) (sdk.Str, string) {
 	var b []byte
 	n := 0
 	var one sdk.Str
-	for it := content.Iter(); it.Next(); {
+	it := content.Iter()
+	for it.Next() {
 		p := it.Value()
 		if !p.Get("type").Is("text") {
 			continue

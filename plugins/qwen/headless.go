@@ -143,7 +143,8 @@ func (n *normalizer) headlessAssistant(v abi.Value, no int, scope sdk.Str, out *
 	key := n.headlessKey(v, no)
 	out.Open(key, sdk.Message{ID: sdk.StringOf(m.Get("id")), Model: sdk.StringOf(m.Get("model")), Scope: scope})
 	slot := 0
-	for it := m.Get("content").Iter(); it.Next(); slot++ {
+	it := m.Get("content").Iter()
+	for ; it.Next(); slot++ {
 		b := it.Value()
 		switch sdk.View(b.Get("type")) {
 		case "text":
@@ -192,7 +193,8 @@ func (n *normalizer) headlessUser(v abi.Value, no int, scope sdk.Str, out *sdk.O
 		return
 	}
 	var key sdk.Str
-	for it := c.Iter(); it.Next(); {
+	it := c.Iter()
+	for it.Next() {
 		b := it.Value()
 		switch sdk.View(b.Get("type")) {
 		case "text":
@@ -227,7 +229,8 @@ func (n *normalizer) headlessToolResult(b abi.Value, scope sdk.Str, out *sdk.Out
 	text := sdk.Text(b.Get("content"))
 	if b.Get("content").Kind() == abi.KindArray {
 		var parts []string
-		for it := b.Get("content").Iter(); it.Next(); {
+		it := b.Get("content").Iter()
+		for it.Next() {
 			if t := it.Value().Get("text"); t.Kind() == abi.KindString {
 				parts = append(parts, t.String())
 			}

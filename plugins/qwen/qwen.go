@@ -86,7 +86,8 @@ func (n *normalizer) Line(l *sdk.Line, out *sdk.Out) error {
 	}
 	if v.Kind() == abi.KindArray && !n.sawRecord && isHeadless(v.Index(0)) {
 		// qwen -p --output-format json: the messages in one array.
-		for it := v.Iter(); it.Next(); {
+		it := v.Iter()
+		for it.Next() {
 			if m := it.Value(); m.Kind() == abi.KindObject {
 				n.headlessLine(m, l.No, out)
 			}
