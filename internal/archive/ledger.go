@@ -467,7 +467,7 @@ func (l *Ledger) closeFiles() error {
 
 // load reads the ledger's lines from r, line by line, into l.runs
 // (each run's record, a later line of a run replacing an earlier one,
-// found again at its offset in r's file): bad counts
+// found again at its offset in r's file: decodeRecord): bad counts
 // the lines that are not an entry, each counted in l.lines.
 func (l *Ledger) load(r io.Reader) (bad int, err error) {
 	br := bufio.NewReaderSize(r, 64<<10)
@@ -492,7 +492,14 @@ func (l *Ledger) load(r io.Reader) (bad int, err error) {
 		if line = bytes.TrimSuffix(line, []byte("\n")); len(line) > 0 {
 			*e = Entry{}
 			l.lines++
-			ok := decodeEntry(line, e)
+			// The run's record only: its entry is read from the line
+			// when asked for, unless it is held packed, whole
+			// (entries.putAt).
+			ok := decodeRecord(line, e)
+			if ok && l.runs.packs(e.RunID, len(line)) {
+				*e = Entry{}
+				ok = decodeEntry(line, e)
+			}
 			unique := ok
 			if !ok {
 				*e = Entry{}

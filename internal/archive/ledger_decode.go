@@ -17,15 +17,35 @@ import (
 // JSON), and the caller decodes the line with json.Unmarshal instead,
 // which decides. So a line it reads is decoded as json.Unmarshal decodes
 // it (FuzzDecodeEntry checks that both agree).
-func decodeEntry(line []byte, e *Entry) (ok bool) {
+func decodeEntry(line []byte, e *Entry) (ok bool) { return decodeLine(line, e, false) }
+
+// decodeRecord is decodeEntry setting only the members of e a run's
+// record is made from (entries.set: run id, path, head, size, mtime,
+// parts, its state and copies) and the numbers, times and the seldom
+// held facts and files, and checking the others as decodeEntry reads
+// them without keeping them (no string or totals made): ok is
+// decodeEntry's. Loading the ledger makes every run's record and
+// keeps no entry (each is read again from its line when asked for), so
+// a sync with nothing new decodes no member it does not compare.
+func decodeRecord(line []byte, e *Entry) (ok bool) { return decodeLine(line, e, true) }
+
+// decodeLine is decodeEntry, or decodeRecord when record is set.
+func decodeLine(line []byte, e *Entry, record bool) (ok bool) {
 	r := jsonReader{b: line}
+	// c is r checking, for a record, the members a record is not made
+	// from.
+	c := func() *jsonReader {
+		r.check = record
+		return &r
+	}
 	var seen uint32
 	ok = r.object(func(key []byte) (ok bool) {
+		r.check = false
 		switch string(key) {
 		case "run_id":
 			ok = once(&seen, 0) && r.str(&e.RunID)
 		case "provider":
-			ok = once(&seen, 1) && r.str(&e.Provider)
+			ok = once(&seen, 1) && c().str(&e.Provider)
 		case "head":
 			ok = once(&seen, 2) && r.str(&e.Head)
 		case "path":
@@ -37,11 +57,11 @@ func decodeEntry(line []byte, e *Entry) (ok bool) {
 		case "offset":
 			ok = once(&seen, 6) && r.int64(&e.Offset)
 		case "sha256":
-			ok = once(&seen, 7) && r.str(&e.SHA256)
+			ok = once(&seen, 7) && c().str(&e.SHA256)
 		case "parts":
 			ok = once(&seen, 8) && r.int(&e.Parts)
 		case "raw":
-			ok = once(&seen, 9) && r.str(&e.Raw)
+			ok = once(&seen, 9) && c().str(&e.Raw)
 		case "redact":
 			ok = once(&seen, 10) && r.bool(&e.Redact)
 		case "closed":
@@ -55,15 +75,15 @@ func decodeEntry(line []byte, e *Entry) (ok bool) {
 		case "last":
 			ok = once(&seen, 15) && r.time(&e.Last)
 		case "status":
-			ok = once(&seen, 16) && r.str(&e.Status)
+			ok = once(&seen, 16) && c().str(&e.Status)
 		case "totals":
-			ok = once(&seen, 17) && r.totals(&e.Totals)
+			ok = once(&seen, 17) && c().totals(&e.Totals)
 		case "facts":
 			ok = once(&seen, 18) && r.unmarshal(&e.Facts)
 		case "files":
 			ok = once(&seen, 19) && r.unmarshal(&e.Files)
 		case "parent_run_id":
-			ok = once(&seen, 20) && r.str(&e.Parent)
+			ok = once(&seen, 20) && c().str(&e.Parent)
 		case "also":
 			ok = once(&seen, 21) && r.unmarshal(&e.Also)
 		case "superseded_by":
@@ -75,6 +95,7 @@ func decodeEntry(line []byte, e *Entry) (ok bool) {
 		}
 		return ok
 	})
+	r.check = false
 	r.ws()
 	return ok && r.i == len(r.b)
 }
@@ -90,14 +111,26 @@ func once(seen *uint32, n uint) bool {
 	return true
 }
 
-// totals reads a Totals object (or null) as json.Unmarshal would.
+// totals reads a Totals object (or null) as json.Unmarshal would
+// (checking it: keeping nothing).
 func (r *jsonReader) totals(t **Totals) bool {
 	if r.null() {
-		*t = nil
+		if !r.check {
+			*t = nil
+		}
 		return true
+	}
+	if r.check {
+		var x Totals
+		return r.totalsInto(&x)
 	}
 	x := &Totals{}
 	*t = x
+	return r.totalsInto(x)
+}
+
+// totalsInto reads a Totals object into x.
+func (r *jsonReader) totalsInto(x *Totals) bool {
 	var seen uint32
 	return r.object(func(key []byte) (ok bool) {
 		switch string(key) {
@@ -106,7 +139,12 @@ func (r *jsonReader) totals(t **Totals) bool {
 		case "cost_usd":
 			ok = once(&seen, 1) && r.floatPtr(&x.CostUSD)
 		case "unmapped":
-			ok = once(&seen, 2) && r.unmarshal(&x.Unmapped)
+			// Into a map of its own: x, not passed on, is not
+			// allocated to check a line.
+			var m map[string]int
+			if ok = once(&seen, 2) && r.unmarshal(&m); ok && !r.check {
+				x.Unmapped = m
+			}
 		case "lines":
 			ok = once(&seen, 3) && r.int(&x.Lines)
 		case "failed_lines":
@@ -119,44 +157,36 @@ func (r *jsonReader) totals(t **Totals) bool {
 }
 
 // usage reads a transcript.Usage object (or null) as json.Unmarshal
-// would.
+// would (checking it: keeping nothing).
 func (r *jsonReader) usage(u **transcript.Usage) bool {
 	if r.null() {
-		*u = nil
+		if !r.check {
+			*u = nil
+		}
 		return true
 	}
-	x := &transcript.Usage{}
-	*u = x
+	var x *transcript.Usage
+	if !r.check {
+		x = &transcript.Usage{}
+		*u = x
+	}
 	var seen uint32
 	var figures *[8]int64 // the counters, allocated together
 	return r.object(func(key []byte) bool {
-		var p **int64
-		var n uint
-		switch string(key) {
-		case "input_tokens":
-			p, n = &x.InputTokens, 0
-		case "uncached_input_tokens":
-			p, n = &x.UncachedInputTokens, 1
-		case "cache_read_tokens":
-			p, n = &x.CacheReadTokens, 2
-		case "cache_write_tokens":
-			p, n = &x.CacheWriteTokens, 3
-		case "cache_write_1h_tokens":
-			p, n = &x.CacheWrite1hTokens, 4
-		case "output_tokens":
-			p, n = &x.OutputTokens, 5
-		case "reasoning_tokens":
-			p, n = &x.ReasoningTokens, 6
-		case "total_tokens":
-			p, n = &x.TotalTokens, 7
-		case "service_tier":
-			return once(&seen, 8) && r.str(&x.ServiceTier)
-		default:
+		n, ok := usageMembers[string(key)]
+		if !ok || !once(&seen, n) {
 			return false
 		}
-		if !once(&seen, n) {
-			return false
+		switch {
+		case r.check && n == usageTier:
+			return r.str(nil)
+		case n == usageTier:
+			return r.str(&x.ServiceTier)
+		case r.check:
+			var v int64
+			return r.int64(&v)
 		}
+		p := usageFigure(x, n)
 		if r.null() {
 			*p = nil
 			return true
@@ -172,11 +202,31 @@ func (r *jsonReader) usage(u **transcript.Usage) bool {
 	})
 }
 
+// usageMembers are the members of a transcript.Usage object: its
+// counters (0-7, usageFigure) and the service tier.
+var usageMembers = map[string]uint{
+	"input_tokens": 0, "uncached_input_tokens": 1, "cache_read_tokens": 2, "cache_write_tokens": 3,
+	"cache_write_1h_tokens": 4, "output_tokens": 5, "reasoning_tokens": 6, "total_tokens": 7,
+	"service_tier": usageTier,
+}
+
+const usageTier = 8
+
+// usageFigure is counter n of x (usageMembers).
+func usageFigure(x *transcript.Usage, n uint) **int64 {
+	return [...]**int64{&x.InputTokens, &x.UncachedInputTokens, &x.CacheReadTokens, &x.CacheWriteTokens,
+		&x.CacheWrite1hTokens, &x.OutputTokens, &x.ReasoningTokens, &x.TotalTokens}[n]
+}
+
 // jsonReader reads JSON values from b at i, strictly: a value it cannot
 // read as encoding/json would sets nothing it returns ok for.
 type jsonReader struct {
 	b []byte
 	i int
+	// check: the values read are checked as they would be read, and
+	// kept only where they make no string, slice or pointer (numbers,
+	// booleans, times).
+	check bool
 }
 
 func (r *jsonReader) ws() {
@@ -288,7 +338,7 @@ func (r *jsonReader) strToken() (tok []byte, plain, ok bool) {
 
 // str reads a string (or null, which leaves s as it is, as
 // json.Unmarshal does); one with escapes or other than printable ASCII
-// is decoded by encoding/json.
+// is decoded by encoding/json. Checking, s is not set (it may be nil).
 func (r *jsonReader) str(s *string) bool {
 	if r.null() {
 		return true
@@ -297,27 +347,44 @@ func (r *jsonReader) str(s *string) bool {
 	switch {
 	case !ok:
 		return false
+	case plain && r.check:
+		return true
 	case plain:
 		*s = string(tok[1 : len(tok)-1])
 		return true
 	}
-	return json.Unmarshal(tok, s) == nil
+	// Into a string of its own: s, not passed on, does not escape.
+	var v string
+	if json.Unmarshal(tok, &v) != nil {
+		return false
+	}
+	if !r.check {
+		*s = v
+	}
+	return true
 }
 
 // strings reads an array of strings (or null).
 func (r *jsonReader) strings(out *[]string) bool {
 	if r.null() {
-		*out = nil
+		if !r.check {
+			*out = nil
+		}
 		return true
 	}
 	if r.peek() != '[' {
 		return false
 	}
 	r.i++
-	list := []string{}
+	var list []string
+	if !r.check {
+		list = []string{}
+	}
 	if r.peek() == ']' {
 		r.i++
-		*out = list
+		if !r.check {
+			*out = list
+		}
 		return true
 	}
 	for {
@@ -325,13 +392,17 @@ func (r *jsonReader) strings(out *[]string) bool {
 		if r.peek() != '"' || !r.str(&s) {
 			return false
 		}
-		list = append(list, s)
+		if !r.check {
+			list = append(list, s)
+		}
 		switch r.peek() {
 		case ',':
 			r.i++
 		case ']':
 			r.i++
-			*out = list
+			if !r.check {
+				*out = list
+			}
 			return true
 		default:
 			return false
@@ -420,7 +491,9 @@ func (r *jsonReader) int(v *int) bool {
 // floatPtr reads a number into a new float64 (or null: nil).
 func (r *jsonReader) floatPtr(v **float64) bool {
 	if r.null() {
-		*v = nil
+		if !r.check {
+			*v = nil
+		}
 		return true
 	}
 	tok, _, ok := r.number()
@@ -431,7 +504,11 @@ func (r *jsonReader) floatPtr(v **float64) bool {
 	if err != nil {
 		return false
 	}
-	*v = &f
+	if !r.check {
+		p := new(float64)
+		*p = f
+		*v = p
+	}
 	return true
 }
 

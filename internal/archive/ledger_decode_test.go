@@ -1,7 +1,10 @@
 package archive
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -42,6 +45,12 @@ func decodeBoth(t testing.TB, line []byte) (fast bool, e Entry) {
 	var want Entry
 	werr := json.Unmarshal(line, &want)
 	fast = decodeEntry(line, &e)
+	var r Entry
+	if rfast := decodeRecord(line, &r); rfast != fast {
+		t.Fatalf("decodeRecord read %q: %v, decodeEntry: %v", line, rfast, fast)
+	} else if fast && !reflect.DeepEqual(record(r), record(e)) {
+		t.Fatalf("decodeRecord and decodeEntry differ on %q:\n%#v\n%#v", line, record(r), record(e))
+	}
 	if !fast {
 		return false, want
 	}
@@ -52,6 +61,45 @@ func decodeBoth(t testing.TB, line []byte) (fast bool, e Entry) {
 		t.Fatalf("decodeEntry and json.Unmarshal differ on %q:\n%#v\n%#v", line, e, want)
 	}
 	return true, e
+}
+
+// record is what decodeRecord keeps of an entry: what entries.set
+// reads, and the numbers and times.
+func record(e Entry) Entry {
+	return Entry{RunID: e.RunID, Head: e.Head, Path: e.Path, Size: e.Size, ModTime: e.ModTime, Offset: e.Offset, Parts: e.Parts,
+		Redact: e.Redact, Closed: e.Closed, Pending: e.Pending, Resume: e.Resume, First: e.First, Last: e.Last,
+		Facts: e.Facts, Files: e.Files, Also: e.Also, SupersededBy: e.SupersededBy, Seal: e.Seal, LooseAt: e.LooseAt}
+}
+
+// TestLoadDecodesRecords (#31 goal 5): loading the ledger makes each
+// run's record from its line without making the strings and totals of
+// the entry it does not keep (a re-sync with nothing new compares
+// paths, sizes and mtimes): a few allocations a line, where decoding
+// every member took more than ten.
+func TestLoadDecodesRecords(t *testing.T) {
+	e := fullEntry() // with the members of a line a sync writes
+	e.Resume, e.Also, e.Facts, e.Files, e.Pending, e.SupersededBy = nil, nil, nil, nil, false, ""
+	e.Totals.Unmapped, e.Totals.Warnings = nil, []string{"the response was aborted: Operation aborted"}
+	var data []byte
+	const lines = 500
+	for i := range lines {
+		e.RunID = fmt.Sprintf("00f5aeed-aec5-4827-8bd2-%012d", i)
+		e.Path = fmt.Sprintf("/home/u/.codex/sessions/s%d.jsonl", i)
+		b, err := json.Marshal(e)
+		require.NoError(t, err)
+		data = append(append(data, b...), '\n')
+	}
+	var loaded int
+	allocs := testing.AllocsPerRun(2, func() {
+		l := &Ledger{runs: newEntries()}
+		l.runs.lineAt = func(int64, int, []byte) ([]byte, error) { return nil, io.EOF }
+		bad, err := l.load(bytes.NewReader(data))
+		require.NoError(t, err)
+		require.Zero(t, bad)
+		loaded = l.runs.len()
+	})
+	require.Equal(t, lines, loaded)
+	assert.LessOrEqual(t, allocs/lines, 4.0, "allocations a line loaded")
 }
 
 // TestDecodeEntry: a ledger line is read by decodeEntry as json.Unmarshal

@@ -199,7 +199,7 @@ func (x *entries) put(e *Entry) error {
 // decodeEntry read it). A run id that is not valid (runid.Valid) is held
 // packed instead (put).
 func (x *entries) putAt(e *Entry, off int64, n int, unique bool) error {
-	if _, ok := runid.Key(e.RunID); !ok || x.lineAt == nil || n > math.MaxUint32 {
+	if x.packs(e.RunID, n) {
 		return x.put(e)
 	}
 	slot := x.set(e, off, uint32(n))
@@ -208,6 +208,13 @@ func (x *entries) putAt(e *Entry, off int64, n int, unique bool) error {
 	}
 	delete(x.mem, slot)
 	return nil
+}
+
+// packs reports whether putAt holds the entry of run id, written in a
+// line of n bytes, packed in memory (put) rather than read from its line.
+func (x *entries) packs(id string, n int) bool {
+	_, ok := runid.Key(id)
+	return !ok || x.lineAt == nil || n > math.MaxUint32
 }
 
 // moveTo notes that the entry of slot is now the file's line of n bytes
