@@ -3,6 +3,7 @@ package runctl
 import (
 	"context"
 	"errors"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -176,5 +177,63 @@ func TestValidStepPath(t *testing.T) {
 		if err := ValidStepPath(p); !errors.Is(err, lifecycle.ErrInvalidName) {
 			t.Errorf("%q accepted", p)
 		}
+	}
+}
+
+// TestEndLinksBackEndedSubRun: a sub-run whose run.completed was written
+// and whose link in the parent was not completed (a kill between the
+// two writes of End) is linked back, when CancelOpen ends the parent,
+// with the status and error it ended with, not as cancelled: the
+// parent's transcript must not say a sub-agent that failed (or
+// succeeded) was cancelled.
+func TestEndLinksBackEndedSubRun(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		runErr error
+		want   string
+	}{
+		{"ok", nil, "ok"},
+		{"failed", errors.New("the sub-agent's tool failed"), "error"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			store := recorder.NewStore(t.TempDir())
+			id := begin(t, store, "session")
+			child, err := BeginChild(ctx, store, id, "agent.sub", 0, lifecycle.RunOptions{Name: "sub"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			cid := child.RunID()
+			if err := child.Detach(); err != nil {
+				t.Fatal(err)
+			}
+			path, _ := store.TranscriptPath(id)
+			before, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := End(ctx, store, cid, tc.runErr, EndOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			// The kill: the parent's link completion never written.
+			if err := os.WriteFile(path, before, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if err := End(ctx, store, id, nil, EndOptions{CancelOpen: true}); err != nil {
+				t.Fatal(err)
+			}
+			evs := readDetached(t, store, id)
+			if got, want := types(evs), "run.started@ step.call_workflow.started@agent.sub step.call_workflow.completed@agent.sub/"+tc.want+" run.completed@/ok"; got != want {
+				t.Fatalf("parent: %s\nwant %s", got, want)
+			}
+			if tc.runErr != nil && !strings.Contains(evs[2].Step().Error, tc.runErr.Error()) {
+				t.Errorf("the link's error %q, want the sub-run's %q", evs[2].Step().Error, tc.runErr)
+			}
+			for _, run := range []string{id, cid} {
+				if rep := validateRun(t, store, run); !rep.OK() {
+					t.Fatalf("validate %s: %+v", run, rep.Errors)
+				}
+			}
+		})
 	}
 }

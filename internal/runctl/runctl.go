@@ -1,6 +1,7 @@
 package runctl
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,6 +10,7 @@ import (
 	"log/slog"
 	"strings"
 
+	"github.com/twasm/twasm/internal/regfile"
 	"github.com/twasm/twasm/internal/runid"
 	"github.com/twasm/twasm/internal/runstate"
 	"github.com/twasm/twasm/internal/vocab"
@@ -143,6 +145,10 @@ func End(ctx context.Context, store recorder.Store, runID string, runErr error, 
 	}
 	var errs []error
 	if opts.CancelOpen {
+		// A sub-run that had ended before (its end was written and a
+		// kill came before the link's completion) is linked back as it
+		// ended, not as cancelled.
+		ended := map[string]*transcript.StepPayload{}
 		for _, b := range r.Recorder().State().Open {
 			if b.Type != transcript.StepCallWorkflowStarted || runid.Valid(b.ChildRunID) != nil {
 				continue
@@ -150,8 +156,32 @@ func End(ctx context.Context, store recorder.Store, runID string, runErr error, 
 			copts := opts
 			copts.SupersededBy = ""
 			cerr := End(ctx, store, b.ChildRunID, fmt.Errorf("%w: the parent run %s was ended", context.Canceled, runID), copts)
+			if errors.Is(cerr, recorder.ErrRunFinished) {
+				if p := endedAs(store, b.ChildRunID); p != nil {
+					ended[b.ChildRunID] = p
+				}
+			}
 			if cerr != nil && !errors.Is(cerr, recorder.ErrRunFinished) && !errors.Is(cerr, fs.ErrNotExist) {
 				errs = append(errs, fmt.Errorf("lifecycle: end sub-run %s: %w", b.ChildRunID, cerr))
+			}
+		}
+		if len(ended) > 0 {
+			lerr := r.Recorder().RecordFunc(context.WithoutCancel(ctx), func(st runstate.State) ([]*transcript.Event, error) {
+				if st.Finished {
+					return nil, nil
+				}
+				var evs []*transcript.Event
+				for _, b := range st.Open {
+					if p := ended[b.ChildRunID]; p != nil && b.Type == transcript.StepCallWorkflowStarted {
+						ev := b.Completion(p.Status, p.Error)
+						ev.ParentRunID = st.ParentRunID
+						evs = append(evs, ev)
+					}
+				}
+				return evs, nil
+			})
+			if lerr != nil {
+				errs = append(errs, fmt.Errorf("lifecycle: link back the ended sub-runs of %s: %w", runID, lerr))
 			}
 		}
 	}
@@ -209,4 +239,36 @@ func End(ctx context.Context, store recorder.Store, runID string, runErr error, 
 		return nil, nil // already linked back
 	})
 	return errors.Join(append(errs, lerr, p.Detach())...)
+}
+
+// endedAs is the run.completed payload of a run that has ended (its
+// transcript's last line), nil when it cannot be read.
+func endedAs(store recorder.Store, runID string) *transcript.StepPayload {
+	path, err := store.TranscriptPath(runID)
+	if err != nil {
+		return nil
+	}
+	f, err := regfile.Open(path)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil
+	}
+	n := min(st.Size(), 1<<20)
+	b := make([]byte, n)
+	if _, err := f.ReadAt(b, st.Size()-n); err != nil {
+		return nil
+	}
+	b = bytes.TrimRight(b, "\n")
+	if i := bytes.LastIndexByte(b, '\n'); i >= 0 {
+		b = b[i+1:]
+	}
+	ev, err := transcript.DecodeEvent(b)
+	if err != nil || ev.Type != transcript.RunCompleted || ev.Step() == nil {
+		return nil
+	}
+	return ev.Step()
 }
