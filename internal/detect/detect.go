@@ -384,6 +384,12 @@ func classifyLine(root abi.Value, sse bool) (vote, bool) {
 		// kosong's Message, as kimi --print --output-format stream-json
 		// writes one a line (and the context file holds): a think part.
 		return vote{"kimi", "context", "Kimi CLI messages (kimi --print --output-format stream-json, or a context file): an assistant message with a think part"}, true
+	case typ == "" && root.Get("role").Is("tool") && root.Get("tool_call_id").Exists() && kimiSystemPart(root.Get("content")):
+		// kosong's tool message as kimi --print writes it: Kimi CLI
+		// states a tool's outcome in a text part wrapped in <system>
+		// (soul/message.py's system()), which an assistant message
+		// without a think part does not show.
+		return vote{"kimi", "context", "Kimi CLI messages (kimi --print --output-format stream-json, or a context file): a tool message stating its outcome in <system>"}, true
 	case root.Get("message").Get("type").Kind() == abi.KindString && has(root, "timestamp") && root.Get("message").Get("payload").Exists():
 		return vote{"kimi", "legacy-wire", "a Kimi CLI wire.jsonl record (" + root.Get("message").Get("type").String() + ")"}, true
 	case strings.HasPrefix(typ, "thread.") || strings.HasPrefix(typ, "turn.") || strings.HasPrefix(typ, "item."):
@@ -437,6 +443,18 @@ func classifyLine(root abi.Value, sse bool) (vote, bool) {
 func kimiThinkPart(c abi.Value) bool {
 	for it := c.Iter(); it.Next(); {
 		if p := it.Value(); p.Get("type").Is("think") && p.Get("think").Exists() {
+			return true
+		}
+	}
+	return false
+}
+
+// kimiSystemPart reports whether a message's content holds a text part
+// that starts with Kimi CLI's <system> tag (not <system-reminder>).
+func kimiSystemPart(c abi.Value) bool {
+	it := c.Iter()
+	for it.Next() {
+		if p := it.Value(); p.Get("type").Is("text") && strings.HasPrefix(p.Get("text").String(), "<system>") {
 			return true
 		}
 	}

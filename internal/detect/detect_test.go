@@ -88,6 +88,8 @@ func TestDetect(t *testing.T) {
 		{"cursor agent transcript", `{"role":"user","message":{"content":[{"type":"text","text":"<user_query>\nhi\n</user_query>"}]}}` + "\n" + `{"role":"assistant","message":{"content":[{"type":"tool_use","name":"Shell","input":{"command":"ls"}}]}}`, "cursor", "agent-transcript", nil},
 		{"cursor ide rows", `{"$twasm":"row","table":"bubble","key":"b1","version":9,"row":{"id":"b1","value":{"type":1,"text":"hi"}}}`, "cursor", "ide-rows", nil},
 		{"cursor turn end", `{"type":"turn_ended","status":"error","error":"boom"}`, "cursor", "agent-transcript", nil},
+		{"kimi print stream-json, no think part", `{"role":"assistant","content":[{"type":"text","text":"Let me build it."}],"tool_calls":[{"type":"function","id":"Shell:1","function":{"name":"Shell","arguments":"{}"}}]}` + "\n" +
+			`{"role":"tool","content":[{"type":"text","text":"<system>ERROR: Command failed with exit code: 2.</system>"},{"type":"text","text":"make: *** [all] Error 2"}],"tool_call_id":"Shell:1"}`, "kimi", "context", nil},
 		{"kimi code wire", `{"type":"turn.prompt","input":[{"type":"text","text":"hi"}],"origin":"user","time":1767261601000}`, "kimi", "wire", nil},
 		{"kimi cli context file", `{"role": "_checkpoint", "id": 0}` + "\n" + `{"role":"user","content":"hi"}` + "\n" + `{"role":"assistant","content":[{"type":"text","text":"Hello."}]}` + "\n" + `{"role": "_usage", "token_count": 8112}`, "kimi", "context", nil},
 		{"kimi cli wire", `{"timestamp": 1767261600.0, "message": {"type": "TurnBegin", "payload": {"user_input": "hi"}}}`, "kimi", "legacy-wire", nil},
