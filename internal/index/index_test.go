@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -327,6 +328,55 @@ func TestMatchExpr(t *testing.T) {
 		"src/main.go NOT-an-op*:": `"src/main.go"* "NOT-an-op*:"*`,
 	} {
 		assert.Equal(t, want, MatchExpr(in), in)
+	}
+}
+
+// TestSearchPhrases: a "quoted phrase", and a word FTS5 splits into
+// several tokens (src/main.go), match where their tokens follow one
+// another in one document, whatever punctuation is between them and
+// with Latin diacritics folded; the last token of a word is a prefix, a
+// phrase's never. Tokens that are all in a document (or all in a run)
+// but not in order are no match. FTS5 answers this from the positions it
+// keeps (detail=full): a schema that kept none (detail=column) would
+// have to check each candidate's text against these cases.
+func TestSearchPhrases(t *testing.T) {
+	root := t.TempDir()
+	adjacent := record(t, root, "p1", "open /etc/x: No such file or directory", "Bash", "cat /etc/x", "exit 1", false)
+	apart := record(t, root, "p2", "no file, such luck; such files are no more", "Bash", "true", "ok", false)
+	split := record(t, root, "p3", "there is no such thing", "Bash", "true", "file written", false)
+	accents := record(t, root, "p4", "Le CAFÉ crème est prêt à src/main.golden", "Bash", "true", "ok", false)
+	ix, _ := openUpdated(t, root)
+	cases := []struct {
+		name, text string
+		runs       []string
+	}{
+		{"phrase present", `"no such file"`, []string{adjacent}},
+		{"tokens present, not adjacent", `"luck file"`, nil},
+		{"tokens in another order", `"file such"`, []string{apart}},
+		{"across punctuation", `"x no such"`, []string{adjacent}},
+		{"across punctuation in the phrase", `"no. such, file!"`, []string{adjacent}},
+		{"a phrase in one of a run's documents", `"no such thing"`, []string{split}},
+		{"tokens spread over a run's documents", `"such thing file"`, nil},
+		{"words, not a phrase, in any order", `file such`, []string{adjacent, apart}},
+		{"diacritics folded in the text", `"cafe creme"`, []string{accents}},
+		{"diacritics folded in the query", `"Café Crème est"`, []string{accents}},
+		{"a phrase's last token is no prefix", `"no such fil"`, nil},
+		{"a word's last token is a prefix", `main.gold`, []string{accents}},
+		{"a word's other tokens are not", `mai.golden`, nil},
+		{"a word split into tokens is a phrase", `such.fi`, []string{adjacent, apart}},
+		{"a word whose tokens are apart", `file.such.luck`, []string{apart}},
+		{"a word whose tokens are not in order", `luck.file`, nil},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var runs []string
+			for _, h := range search(t, ix, Query{Text: tc.text, Every: true}) {
+				if !slices.Contains(runs, h.RunID) {
+					runs = append(runs, h.RunID)
+				}
+			}
+			assert.ElementsMatch(t, tc.runs, runs, tc.text)
+		})
 	}
 }
 
@@ -817,6 +867,36 @@ func TestSearchRanksARunsTextOnce(t *testing.T) {
 		seqs[h.Seq] = true
 	}
 	assert.Len(t, seqs, 8, "each repeat found at its own place")
+}
+
+// TestSearchRanksByRelevance: hits come by bm25, not by time: the text
+// where a word is more often, or that is shorter, first, though the
+// other is newer. An index that scored every row alike (FTS5's bm25 on a
+// contentless table with detail=column: it finds a row's instances of a
+// word by tokenizing the row's text again, which it does not have, so
+// every score is 0) would give the newer first.
+func TestSearchRanksByRelevance(t *testing.T) {
+	cases := []struct{ name, relevant, newer string }{
+		{"term frequency", "zebra one zebra two zebra three", "zebra one two three four five"},
+		{"length", "zebra one", "zebra one two three four five six seven eight nine"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			root := t.TempDir()
+			var runs []string
+			for _, text := range []string{tc.relevant, tc.newer} {
+				runs = append(runs, recordSteps(t, root, func(ctx context.Context, s *lifecycle.Step) error {
+					return s.AssistantMessage(ctx, transcript.TextBlock(text))
+				}))
+			}
+			ix, _ := openUpdated(t, root)
+			hits := search(t, ix, Query{Text: "zebra"})
+			require.Len(t, hits, 2)
+			at := map[string]time.Time{hits[0].RunID: hits[0].Time, hits[1].RunID: hits[1].Time}
+			require.True(t, at[runs[0]].Before(at[runs[1]]), "the relevant text is the older")
+			assert.Equal(t, runs, []string{hits[0].RunID, hits[1].RunID}, "the relevant text first")
+		})
+	}
 }
 
 // TestRepeatedTextSharedWithinItsRun: a document whose text, kind, role
