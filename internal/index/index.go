@@ -298,6 +298,28 @@ type Index struct {
 // tokenizer itself 6%), line decoding 13%, docs rows 12% (a third of
 // it binding 64x15 values), syscalls 9%, commits 6% (segments, WAL
 // checkpoints), allocation and GC 6%.
+//
+// detail=column (FTS5 keeps the columns a term is in, no positions),
+// measured at schema 15 (TestIndexChild on a 256 MiB archive of
+// BenchmarkIndexBuild's kind, 15,390 runs, the two builds in turn, load
+// 17-24 on 2 cores): 0.85-0.98x the CPU, median 0.92x (4 pairs, 13.7 s
+// against 15.3 s), and 0.90-0.92x by perf stat task-clock (3 rounds:
+// 13.4-14.2 s against 14.6-15.7 s); an index of 0.73x the bytes (41 MB
+// against 57 MB; fts_data 18 against 30 MB). So about 30 cpu-s/GiB where
+// goal 4 asks for 15: the tokenizer and the hash of pending terms are
+// paid per token whatever FTS5 keeps of it. Not taken, as it would cost
+// the search its ranking: without positions FTS5 refuses a phrase of
+// more than one token ("phrase queries are not supported (detail!=full)":
+// a "quoted phrase", and a word it splits, main.go), which could be
+// matched as its tokens and checked against each candidate's text
+// (TestSearchPhrases says what must match), but bm25 scores every row 0
+// on a contentless table: for a detail other than full, FTS5 finds a
+// row's instances of a term by tokenizing the row's text again
+// (fts5CsrPoslist), and a contentless table has none, so every term
+// frequency is 0 and hits come newest first (TestSearchRanksByRelevance).
+// On that archive "config" matched 5,463 rows with 173 distinct ranks,
+// and one, 0, with detail=column; of 12 queries of one or two words
+// (Limit 20), none kept its order and 0 to 11 of their hits were the same.
 const (
 	pendingBytes        = 4 << 20
 	defaultPendingBytes = 1 << 20 // FTS5's own, stored again at commit
