@@ -18,7 +18,8 @@ import (
 // TestSyncCursorIDE and their goldens) against facts read from the raw
 // lines apart from the plugin (with encoding/json): one tool.call per
 // tool_use block, a tool_result marked is_error never ok and any other
-// ok, every assistant text whole, no usage (the format states none: none
+// ok, every assistant text whole (without Cursor's marker of the thinking
+// it left out, "[REDACTED]"), no usage (the format states none: none
 // is invented), and the status a trailing turn_ended states.
 func checkFacts(t *testing.T, r *sdktest.Result) {
 	if strings.HasPrefix(filepath.Base(r.Input), "ide_") || strings.HasPrefix(filepath.Base(r.Input), "stream_json") {
@@ -92,7 +93,15 @@ func transcriptFacts(raw []byte) facts {
 					pending = pending[1:]
 				}
 			case "text":
-				if r.Role == "assistant" {
+				// Cursor's marker of the thinking it left out, alone or
+				// after a blank line at the end, is no text.
+				t := strings.TrimRight(b.Text, " \t\r\n")
+				if t, ok := strings.CutSuffix(t, "\n\n[REDACTED]"); ok {
+					b.Text = t
+				} else if t == "[REDACTED]" {
+					b.Text = ""
+				}
+				if r.Role == "assistant" && b.Text != "" {
 					fx.texts = append(fx.texts, b.Text)
 				}
 			}

@@ -391,32 +391,32 @@ func (n *normalizer) assistant(content abi.Value, out *sdk.Out) {
 	n.note(out)
 	k := n.open(false, "", out)
 	if content.Kind() == abi.KindString {
-		out.Block(k, 0, sdk.Block{Type: sdk.BlockText, Text: sdk.S(content.String())})
-		n.final = content.String()
+		n.text(k, 0, content, out)
 		out.Close(k, sdk.MessageEnd{})
 		return
 	}
+	// slot is the block's place in the line's content (a call's id
+	// holds it), at the place in the message a text that carried the
+	// redacted-thinking marker made one further.
 	it := content.Iter()
-	for slot := 0; it.Next(); slot++ {
+	at := 0
+	for slot := 0; it.Next(); slot, at = slot+1, at+1 {
 		b := it.Value()
 		switch typ := sdk.View(b.Get("type")); typ {
 		case "text":
-			out.Block(k, slot, sdk.Block{Type: sdk.BlockText, Text: sdk.Text(b.Get("text"))})
-			if t := b.Get("text").String(); strings.TrimSpace(t) != "" {
-				n.final = t
-			}
+			at = n.text(k, at, b.Get("text"), out)
 		case "thinking", "reasoning":
 			t := b.Get("thinking")
 			if t.Kind() != abi.KindString {
 				t = b.Get("text")
 			}
-			out.Block(k, slot, sdk.Block{Type: sdk.BlockThinking, Thinking: sdk.Text(t)})
+			out.Block(k, at, sdk.Block{Type: sdk.BlockThinking, Thinking: sdk.Text(t)})
 		case "reasoning_summary":
-			out.Block(k, slot, sdk.Block{Type: sdk.BlockThinking, Thinking: sdk.Text(b.Get("summary"))})
+			out.Block(k, at, sdk.Block{Type: sdk.BlockThinking, Thinking: sdk.Text(b.Get("summary"))})
 		case "tool_use":
-			n.call(k, slot, b, out)
+			n.call(k, slot, at, b, out)
 		case "tool_result":
-			n.result(k, slot, b, out)
+			n.result(k, at, b, out)
 		default:
 			out.Unmapped(sdk.S("content:" + typ))
 		}
@@ -424,10 +424,47 @@ func (n *normalizer) assistant(content abi.Value, out *sdk.Out) {
 	out.Close(k, sdk.MessageEnd{})
 }
 
+// redactedMark is what Cursor's agent transcripts write in place of the
+// model's thinking they leave out: a text block of it alone (a turn
+// that only thought before its calls), or after a blank line at the end
+// of the text the model said.
+const redactedMark = "[REDACTED]"
+
+// text reports an assistant text block v at place at of message k, and
+// returns the place of its last block: the text the model said, then
+// Cursor's redacted-thinking marker, if it ends with one, as a thinking
+// block marked redacted (nothing the model said; never the answer). A
+// text that ends with the marker but not after a blank line is the
+// model's text as written.
+func (n *normalizer) text(k sdk.Str, at int, v abi.Value, out *sdk.Out) int {
+	t := sdk.View(v)
+	s := strings.TrimRight(t, " \t\r\n")
+	said, marked := strings.CutSuffix(s, "\n\n"+redactedMark)
+	if !marked {
+		if s != redactedMark {
+			out.Block(k, at, sdk.Block{Type: sdk.BlockText, Text: sdk.Text(v)})
+			if strings.TrimSpace(t) != "" {
+				n.final = v.String()
+			}
+			return at
+		}
+		said = ""
+	}
+	if said != "" {
+		out.Block(k, at, sdk.Block{Type: sdk.BlockText, Text: sdk.S(said)})
+		if strings.TrimSpace(said) != "" {
+			n.final = strings.Clone(said)
+		}
+		at++
+	}
+	out.Block(k, at, sdk.Block{Type: sdk.BlockThinking, Redacted: true})
+	return at
+}
+
 // call handles a tool_use block: a block and a tool.call. Cursor writes
 // no call id: the call's is its message's number and slot, the same on
 // every read of the file.
-func (n *normalizer) call(k sdk.Str, slot int, b abi.Value, out *sdk.Out) {
+func (n *normalizer) call(k sdk.Str, slot, at int, b abi.Value, out *sdk.Out) {
 	id := b.Get("id").String()
 	if id == "" {
 		id = "cursor-" + strconv.Itoa(n.msgs) + "-" + strconv.Itoa(slot)
@@ -460,7 +497,7 @@ func (n *normalizer) call(k sdk.Str, slot int, b abi.Value, out *sdk.Out) {
 		n.pending = n.pending[1:]
 	}
 	kind, cmd := toolKind(name, input)
-	out.ToolUse(k, slot, sdk.ToolCall{CallID: sdk.S(id), Name: sdk.S(name), Input: in, Kind: kind, Command: cmd})
+	out.ToolUse(k, at, sdk.ToolCall{CallID: sdk.S(id), Name: sdk.S(name), Input: in, Kind: kind, Command: cmd})
 }
 
 // result handles a tool_result block (the transcripts seen so far hold

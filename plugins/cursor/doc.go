@@ -35,7 +35,16 @@
 // A line is {"role", "message": {"content": [...]}} and nothing else: no
 // type, id, time, model or usage. Roles: user (a prompt), assistant (one
 // whole message: text, tool_use {name, input}, thinking where written),
-// system (context the harness added: injected context). Cursor's own
+// system (context the harness added: injected context). Cursor leaves
+// the model's thinking out of these files and writes "[REDACTED]" in its
+// place: after a blank line at the end of an assistant text, or as a
+// text of its own where the turn only thought before its calls (a real
+// transcript, testdata/captures/cursor, ends every assistant text so;
+// peers reading transcripts from ~/.cursor say the same). The marker is
+// nothing the model said: a thinking block marked redacted, never text
+// or the answer; a text that ends with it without the blank line is the
+// model's text as written. A call's id keeps the block's place in the
+// line's content, whatever blocks a marker added. Cursor's own
 // record {"type": "turn_ended", "status", "error"} ends a turn: "success",
 // "aborted" (the user stopped it: a warning) or "error" (a provider error
 // with its text).

@@ -143,7 +143,17 @@
 // "visibility": "user_only" is Droid's notice to the user ("Error:
 // Connection error.", "No active subscription found."), not a prompt and
 // nothing the model saw: a warning of the step, and an error the
-// provider reported when its text starts "Error:". One marked
+// provider reported when its text starts "Error:". Droid also answers a
+// prompt it does not run with such a notice ("Token limit reached. Use
+// /limits to manage your usage preferences or visit
+// https://app.factory.ai/settings/billing": two real sessions of an
+// unlicensed repository, computermode/test-repo's Entire checkpoints,
+// end on a prompt and that notice, parentId the prompt): a notice read
+// while the last prompt has no answer (no assistant message or tool
+// result after it) is held, and is the error that ended the turn when
+// no answer of the model comes before the turn's outcome, the next
+// prompt or the end of the log (reported there, at that record), a
+// warning only when the model answers after it. One marked
 // "visibility": "llm_only" is context Droid gave the model only (the
 // open file, a notification): injected context, never a prompt.
 //

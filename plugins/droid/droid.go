@@ -69,6 +69,14 @@ type normalizer struct {
 	// writes one when a turn ends); turnRunning: a message came after
 	// the last one.
 	turnEnds, turnRunning bool
+	// unanswered: the last prompt has no answer yet (no assistant
+	// message or tool result after it); refusal: the text of a notice
+	// Droid showed the user only while a prompt was unanswered, held
+	// until the next record says whether the model answered after all
+	// (a notice in passing) or not (the notice ended the turn: its
+	// error).
+	unanswered bool
+	refusal    string
 	// droid exec's calls that did not run (exec.go, notRun): held the
 	// result saying so, until the next event tells whether the run
 	// lacked permission; permission once an event said it did.
@@ -113,6 +121,7 @@ func (n *normalizer) Line(l *sdk.Line, out *sdk.Out) error {
 		n.message(v, l.No, out)
 	case t.Is("agent_turn_outcome"):
 		n.start(abi.Value{}, out)
+		n.refused(out)
 		n.outcome(v, out)
 		n.turnEnds, n.turnRunning = true, false
 	case t.Is("compaction_state"):
@@ -268,8 +277,23 @@ func (n *normalizer) notice(content abi.Value, out *sdk.Out) {
 		return
 	}
 	out.Warn("droid told the user: " + text)
-	if len(text) >= 6 && strings.EqualFold(text[:6], "error:") {
+	switch {
+	case len(text) >= 6 && strings.EqualFold(text[:6], "error:"):
 		out.Error(sdk.ProviderError{Message: sdk.S(text)})
+	case n.unanswered:
+		n.refusal = text
+	}
+}
+
+// refused reports the notice held (refusal) as the error that ended
+// the turn: after it came no answer of the model but the turn's end,
+// the next prompt or the end of the log (Droid's "Token limit
+// reached. ...", which it writes in place of the turn it does not
+// run).
+func (n *normalizer) refused(out *sdk.Out) {
+	if n.refusal != "" {
+		out.Error(sdk.ProviderError{Message: sdk.S(n.refusal)})
+		n.refusal = ""
 	}
 }
 
@@ -331,6 +355,8 @@ func (n *normalizer) message(v abi.Value, no int, out *sdk.Out) {
 	}
 	content := m.Get("content")
 	if m.Get("role").Is("assistant") {
+		// The model answered: a notice held was one in passing.
+		n.refusal, n.unanswered = "", false
 		n.assistant(key, content, ts, out)
 		return
 	}
@@ -345,6 +371,11 @@ func (n *normalizer) message(v abi.Value, no int, out *sdk.Out) {
 	// A message only the model sees ("visibility": "llm_only") is
 	// context Droid gave it, not the user's prompt.
 	llmOnly := m.Get("visibility").Is("llm_only") || v.Get("visibility").Is("llm_only")
+	if !llmOnly && prompts(content) {
+		// A new prompt: the turn a notice held ended on it.
+		n.refused(out)
+		n.unanswered = true
+	}
 	said := false
 	opened := false
 	open := func() {
@@ -366,6 +397,7 @@ func (n *normalizer) message(v abi.Value, no int, out *sdk.Out) {
 			out.Block(key, -1, sdk.Block{Type: sdk.BlockText, Text: sdk.Text(b.Get("text")), Origin: userOrigin(b.Get("text"), llmOnly)})
 		case b.Get("type").Is("tool_result"):
 			n.result(b, ts, out)
+			n.refusal, n.unanswered = "", false
 			said = true
 		}
 	}
@@ -374,6 +406,22 @@ func (n *normalizer) message(v abi.Value, no int, out *sdk.Out) {
 	} else if !said {
 		out.Ignored(sdk.S("message/user"))
 	}
+}
+
+// prompts reports whether a user message's content holds a prompt: a
+// text that is not only Droid's <system-reminder>.
+func prompts(content abi.Value) bool {
+	if content.Kind() == abi.KindString {
+		return !content.Is("") && origin(content) == sdk.OriginPrompt
+	}
+	it := content.Iter()
+	for it.Next() {
+		b := it.Value()
+		if t := b.Get("text"); b.Get("type").Is("text") && t.Kind() == abi.KindString && !t.Is("") && origin(t) == sdk.OriginPrompt {
+			return true
+		}
+	}
+	return false
 }
 
 // userOrigin is the origin of a user message's text: injected context
@@ -541,6 +589,12 @@ func input(args abi.Value) sdk.Str {
 // End implements sdk.Normalizer.
 func (n *normalizer) End(out *sdk.Out) error {
 	n.releaseHeld(abi.Value{}, out)
+	if n.refusal != "" {
+		// The log ends on Droid's notice after an unanswered prompt:
+		// the turn ended there, on its error.
+		n.refused(out)
+		return nil
+	}
 	if n.turnRunning {
 		// A Droid that ends its turns with agent_turn_outcome, read
 		// before the last one's (twasm sync archives sessions Droid
