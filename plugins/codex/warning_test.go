@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/twasm/twasm/transcript"
 )
 
 // TestWarningsNotErrors: what Codex itself calls a warning is a warning,
@@ -70,26 +72,7 @@ func TestWarningsNotErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			o := runRollout(t, tt.lines)
-			r := o.Result
-			if r.Status != tt.status || !strings.Contains(r.Error, tt.errText) {
-				t.Errorf("status %q (%q); want %q holding %q", r.Status, r.Error, tt.status, tt.errText)
-			}
-			var errs []string
-			for _, e := range r.Errors {
-				errs = append(errs, e.Message)
-			}
-			if !slices.Equal(errs, tt.errors) {
-				t.Errorf("errors %q; want %q", errs, tt.errors)
-			}
-			for _, w := range tt.warnings {
-				if !slices.ContainsFunc(r.Warnings, func(s string) bool { return strings.Contains(s, w) }) {
-					t.Errorf("warnings %q; want one holding %q", r.Warnings, w)
-				}
-			}
-			if len(r.Unmapped) != 0 {
-				t.Errorf("unmapped %v; want none", r.Unmapped)
-			}
+			checkOutcome(t, runRollout(t, tt.lines).Result, tt.status, tt.errText, tt.errors, tt.warnings)
 		})
 	}
 }
@@ -130,25 +113,32 @@ func TestLegacyNotices(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := runRollout(t, tt.lines).Result
-			if r.Status != tt.status {
-				t.Errorf("status %q (%q); want %q", r.Status, r.Error, tt.status)
-			}
-			var errs []string
-			for _, e := range r.Errors {
-				errs = append(errs, e.Message)
-			}
-			if !slices.Equal(errs, tt.errors) {
-				t.Errorf("errors %q; want %q", errs, tt.errors)
-			}
-			for _, w := range tt.warnings {
-				if !slices.ContainsFunc(r.Warnings, func(s string) bool { return strings.Contains(s, w) }) {
-					t.Errorf("warnings %q; want one holding %q", r.Warnings, w)
-				}
-			}
-			if len(r.Unmapped) != 0 {
-				t.Errorf("unmapped %v; want none", r.Unmapped)
-			}
+			checkOutcome(t, runRollout(t, tt.lines).Result, tt.status, "", tt.errors, tt.warnings)
 		})
+	}
+}
+
+// checkOutcome checks a step's result: its status, that its error holds
+// errText, its errors' messages in order, a warning holding each of
+// warnings, and nothing unmapped.
+func checkOutcome(t *testing.T, r *transcript.AgentResult, status, errText string, errors, warnings []string) {
+	t.Helper()
+	if r.Status != status || !strings.Contains(r.Error, errText) {
+		t.Errorf("status %q (%q); want %q holding %q", r.Status, r.Error, status, errText)
+	}
+	var errs []string
+	for _, e := range r.Errors {
+		errs = append(errs, e.Message)
+	}
+	if !slices.Equal(errs, errors) {
+		t.Errorf("errors %q; want %q", errs, errors)
+	}
+	for _, w := range warnings {
+		if !slices.ContainsFunc(r.Warnings, func(s string) bool { return strings.Contains(s, w) }) {
+			t.Errorf("warnings %q; want one holding %q", r.Warnings, w)
+		}
+	}
+	if len(r.Unmapped) != 0 {
+		t.Errorf("unmapped %v; want none", r.Unmapped)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/twasm/twasm/internal/normalize"
 	"github.com/twasm/twasm/internal/testing/plugintest"
 	"github.com/twasm/twasm/plugins/kimi"
+	"github.com/twasm/twasm/transcript"
 )
 
 // TestPrintResumeHint: the Kimi CLI's print mode (kimi --print
@@ -63,11 +64,7 @@ func TestPrintEnd(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			o := plugintest.Run(t, kimi.Plugin, []byte(msgs+tt.tail), normalize.Options{Provider: "kimi"})
-			r := o.Result
-			if r.Status != tt.status || !strings.Contains(r.Error, tt.errText) {
-				t.Errorf("status %q (%q); want %q holding %q", r.Status, r.Error, tt.status, tt.errText)
-			}
+			r := runPrint(t, msgs+tt.tail, tt.status, tt.errText)
 			if len(r.Errors) != tt.errors {
 				t.Errorf("errors %v; want %d", r.Errors, tt.errors)
 			}
@@ -136,11 +133,7 @@ func TestPrintOwnLines(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			o := plugintest.Run(t, kimi.Plugin, []byte(tt.in), normalize.Options{Provider: "kimi"})
-			r := o.Result
-			if r.Status != tt.status || !strings.Contains(r.Error, tt.errText) {
-				t.Errorf("status %q (%q); want %q holding %q", r.Status, r.Error, tt.status, tt.errText)
-			}
+			r := runPrint(t, tt.in, tt.status, tt.errText)
 			if len(r.Errors) != tt.errors {
 				t.Errorf("errors %v; want %d", r.Errors, tt.errors)
 			}
@@ -185,11 +178,7 @@ func TestPrintFailureAlone(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			o := plugintest.Run(t, kimi.Plugin, []byte(tt.in), normalize.Options{Provider: "kimi"})
-			r := o.Result
-			if r.Status != tt.status || !strings.Contains(r.Error, tt.errText) {
-				t.Errorf("status %q (%q); want %q holding %q", r.Status, r.Error, tt.status, tt.errText)
-			}
+			r := runPrint(t, tt.in, tt.status, tt.errText)
 			if len(r.Errors) != tt.errors || tt.errors == 1 && r.Errors[0].Message != tt.errText {
 				t.Errorf("errors %v; want %d: %q", r.Errors, tt.errors, tt.errText)
 			}
@@ -198,4 +187,15 @@ func TestPrintFailureAlone(t *testing.T) {
 			}
 		})
 	}
+}
+
+// runPrint normalizes the print mode's output in and checks the run's
+// status and that its error holds errText.
+func runPrint(t *testing.T, in, status, errText string) *transcript.AgentResult {
+	t.Helper()
+	r := plugintest.Run(t, kimi.Plugin, []byte(in), normalize.Options{Provider: "kimi"}).Result
+	if r.Status != status || !strings.Contains(r.Error, errText) {
+		t.Errorf("status %q (%q); want %q holding %q", r.Status, r.Error, status, errText)
+	}
+	return r
 }
