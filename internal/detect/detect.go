@@ -73,6 +73,7 @@ func Detect(sample []byte) (Result, error) {
 			votes = append(votes, v)
 		}
 	}
+	sawJSON := false
 	if len(votes) == 0 {
 		n := 0
 		for _, line := range bytes.Split(sample, []byte("\n")) {
@@ -90,11 +91,17 @@ func Detect(sample []byte) (Result, error) {
 			if !ok {
 				continue
 			}
+			sawJSON = true
 			doc := &abi.Doc{Line: line, Toks: toks}
 			if v, ok := classifyLine(doc.Root(), bytes.HasPrefix(line, []byte("data:"))); ok {
 				votes = append(votes, v)
 			}
 		}
+	}
+	if len(votes) == 0 && !sawJSON && trimmed[0] != '{' && trimmed[0] != '[' {
+		return Result{}, fmt.Errorf("%w: the input is text, no line of the first %d is JSON (its first line: %q); "+
+			"a failed run of some agent CLIs writes only its error as text (kimi --print --output-format stream-json when the first model call fails), "+
+			"which does not say which CLI wrote it: pass --provider", ErrUnknown, SampleLines, firstLine(trimmed))
 	}
 	if len(votes) == 0 {
 		return Result{}, fmt.Errorf("%w: no line of the first %d looks like the output of a known agent CLI or API", ErrUnknown, SampleLines)
@@ -116,6 +123,18 @@ func Detect(sample []byte) (Result, error) {
 	}
 	v := votes[0]
 	return Result{Provider: v.provider, Format: v.format, Reason: v.reason}, nil
+}
+
+// firstLine is b's first line, clipped to 120 bytes.
+func firstLine(b []byte) string {
+	if i := bytes.IndexByte(b, '\n'); i >= 0 {
+		b = b[:i]
+	}
+	b = bytes.TrimSpace(b)
+	if len(b) > 120 {
+		return string(b[:120]) + "…"
+	}
+	return string(b)
 }
 
 // aiderHistory recognises an Aider chat history

@@ -189,6 +189,8 @@ func TestDetect(t *testing.T) {
 // Claude Code session log; Goose's rows and session files and Cursor's
 // agent transcripts were not recognised at all).
 func TestDetectCaptures(t *testing.T) {
+	// Golden inputs that are text only, naming no CLI (TestDetectTextOnly).
+	textOnly := map[string]bool{"print_provider_error_alone.jsonl": true}
 	for _, provider := range []string{"pi", "opencode", "qwen", "goose", "kimi", "droid", "crush", "cursor", "aider", "gemini", "codex", "copilot", "claude", "openai", "anthropic", "amp"} {
 		var files []string
 		for _, ext := range []string{"*.jsonl", "*.md", "*.json"} { // *.md: Aider's chat histories
@@ -217,6 +219,13 @@ func TestDetectCaptures(t *testing.T) {
 					t.Fatal(err)
 				}
 				got, err := Detect(b)
+				if textOnly[filepath.Base(f)] {
+					// Text that names no CLI: told apart, never claimed.
+					if !errors.Is(err, ErrUnknown) || !strings.Contains(err.Error(), "pass --provider") {
+						t.Fatalf("got %+v, %v; want ErrUnknown naming --provider", got, err)
+					}
+					return
+				}
 				// The claude plugin reads Anthropic's API too.
 				if err != nil || got.Provider != provider && (provider != "claude" || got.Provider != "anthropic") {
 					t.Fatalf("got %+v, %v; want %s", got, err, provider)
@@ -275,4 +284,26 @@ func FuzzDetect(f *testing.F) {
 			t.Fatalf("detected without a provider, format or reason: %+v", r)
 		}
 	})
+}
+
+// TestDetectTextOnly: an input that is text only, no line JSON, says so
+// and quotes its first line: kimi --print --output-format stream-json
+// writes only the provider's error when the first model call fails
+// (MoonshotAI/kimi-cli 4a550ef, src/kimi_cli/ui/print/__init__.py), which
+// names no CLI, so the user is told to pass --provider. Before, it said
+// only that no line looked like a known agent's output.
+func TestDetectTextOnly(t *testing.T) {
+	tests := []struct{ name, in, want string }{
+		{"kimi's provider error", "Error code: 401 - {'error': {'message': 'Invalid Authentication', 'type':\n'invalid_authentication_error'}}\n",
+			`its first line: "Error code: 401 - {'error': {'message': 'Invalid Authentication', 'type':"`},
+		{"a banner", "Reading additional input from stdin...\nnot json\n", `its first line: "Reading additional input from stdin..."`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Detect([]byte(tt.in))
+			if !errors.Is(err, ErrUnknown) || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), "pass --provider") {
+				t.Fatalf("err %v; want ErrUnknown quoting %s and naming --provider", err, tt.want)
+			}
+		})
+	}
 }

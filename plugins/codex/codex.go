@@ -1,6 +1,8 @@
 package codex
 
 import (
+	"strings"
+
 	"github.com/twasm/twasm/abi"
 	"github.com/twasm/twasm/abi/sdk"
 	"github.com/twasm/twasm/internal/wire"
@@ -544,6 +546,35 @@ func reportError(out *sdk.Out, msg abi.Value, def string) {
 // run is incomplete).
 func warning(out *sdk.Out, msg abi.Value) {
 	out.Warn("codex warning: " + strOr(errorText(msg), "(no message)").String())
+}
+
+// backgroundEvent reports a BackgroundEventEvent {message} (the legacy
+// stream's background_event; a rollout persists none): Codex's word on
+// what it is doing in the background (an MCP server starting, a
+// compaction trimming history, the guardian assessing an escalation), a
+// warning, so that it is seen and never the error of a run. Early builds
+// (openai/codex codex-rs/core/src/codex.rs, OPENAI_STREAM_MAX_RETRIES)
+// sent a model stream's retry through it too, "stream error: <error>;
+// retrying N/M in <delay>…", which later builds send as stream_error: an
+// error the provider reported that does not end the turn, as a
+// stream_error is.
+func backgroundEvent(out *sdk.Out, msg abi.Value) {
+	if t := sdk.Text(msg).String(); strings.HasPrefix(t, "stream error: ") && strings.Contains(t, "; retrying ") {
+		reportError(out, msg, "stream error")
+		return
+	}
+	out.Warn("codex: " + strOr(sdk.Text(msg), "(background event with no message)").String())
+}
+
+// deprecationNotice reports a DeprecationNoticeEvent {summary, details}
+// (the legacy stream's deprecation_notice; codex exec --json writes it as
+// an error item, a warning since the app server's): a warning.
+func deprecationNotice(out *sdk.Out, ev abi.Value) {
+	text := strOr(sdk.Text(ev.Get("summary")), "(no summary)").String()
+	if d := sdk.Text(ev.Get("details")).String(); d != "" {
+		text += " (" + d + ")"
+	}
+	out.Warn("codex deprecation notice: " + text)
 }
 
 // errorCode is the code of an error message that holds the API's JSON

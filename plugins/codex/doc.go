@@ -370,7 +370,22 @@
 // that ended without findings (review_output null) is a warning, and its
 // turn an error unless it was aborted (turn_aborted: incomplete); Codex's
 // "Review was interrupted" that follows is its rendering, not an answer.
+// So is one whose output says nothing (no explanation, no findings: the
+// reviewer's last message was empty, which Codex renders "Reviewer failed
+// to output a response."). codex exec --json (codex exec review) writes
+// no item for a review's start or end, only the assistant message Codex
+// records after it: one that is exactly Codex's text for a failed review
+// ("Review was interrupted. ...", "Reviewer failed to output a
+// response.") makes the turn an error, whatever turn.completed says.
 // The legacy stream's entered_review_mode is a marker (declared ignored).
+//
+// Notices. The legacy stream's background_event (Codex's word on what it
+// does in the background: an MCP server starting, history trimmed) and
+// deprecation_notice ({summary, details}) are warnings; a background
+// event that is an early build's retry of the model stream ("stream
+// error: ...; retrying N/M in ...", sent as stream_error since) is an
+// error the provider reported, as stream_error is. Rollouts do not
+// persist either (rollout/policy.rs); one that did would be read alike.
 //
 // Model reroute. A model_reroute (the server answered with another model
 // than the one requested, ModelRerouteEvent {from_model, to_model,

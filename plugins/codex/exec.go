@@ -27,7 +27,7 @@ func (n *normalizer) exec(out *sdk.Out, root, typ abi.Value) {
 		// replace, never add, and sum across a restart.
 		n.usage.total(out, root.Get("usage"), abi.Value{})
 		n.closeAgents(out)
-		n.finish(out, sdk.StatusOK, sdk.Str{})
+		n.completeTurn(out) // ok, unless the turn's review failed
 	case "turn.failed":
 		n.closeAgents(out)
 		n.finish(out, sdk.StatusError, strOr(errorText(root.Path("error", "message")), "turn failed"))
@@ -125,6 +125,7 @@ func (n *normalizer) item(out *sdk.Out, ph phase, item abi.Value) {
 		if ph == phaseCompleted {
 			out.Close(key, sdk.MessageEnd{})
 			n.noteText(out, text)
+			n.execReviewFailed(text)
 		}
 	case "reasoning":
 		out.Open(key, sdk.Message{ID: key})

@@ -158,6 +158,10 @@ func (n *normalizer) legacy(out *sdk.Out, msg abi.Value) {
 		reportError(out, msg.Get("message"), "stream error")
 	case "warning":
 		warning(out, msg.Get("message"))
+	case "background_event":
+		backgroundEvent(out, msg.Get("message"))
+	case "deprecation_notice":
+		deprecationNotice(out, msg)
 	case "hook_completed":
 		hookCompleted(out, msg.Get("run"), "hook_completed")
 	default:

@@ -42,7 +42,14 @@ func (n *normalizer) exitedReview(out *sdk.Out, r abi.Value, ts sdk.Str, native 
 	}
 	text := reviewText(r)
 	if text == "" {
-		out.Ignored(sdk.S(native))
+		// The reviewer's last message said nothing Codex could read
+		// as a review (an empty answer: render_review_output_text
+		// falls back to "Reviewer failed to output a response."): no
+		// findings, no explanation, the review failed.
+		out.Warn("codex: " + reviewEmpty)
+		if n.turnErr == "" {
+			n.turnErr = reviewEmpty
+		}
 		return
 	}
 	n.awaitAnswer = false
@@ -51,8 +58,38 @@ func (n *normalizer) exitedReview(out *sdk.Out, r abi.Value, ts sdk.Str, native 
 }
 
 // reviewFailed is the error of a turn whose review ended without
-// findings (exitedReview).
-const reviewFailed = "the review ended without findings (Codex: Review was interrupted)"
+// findings (exitedReview), reviewEmpty of one whose reviewer output
+// nothing.
+const (
+	reviewFailed = "the review ended without findings (Codex: Review was interrupted)"
+	reviewEmpty  = "the reviewer output no review (Codex: Reviewer failed to output a response.)"
+)
+
+// Codex's own texts for a review that failed, which it records as the
+// review turn's assistant message (codex-rs/core/src/tasks/review.rs,
+// exit_review_mode; review_format.rs, REVIEW_FALLBACK_MESSAGE).
+const (
+	reviewInterruptedText = "Review was interrupted. Please re-run /review and wait for it to complete."
+	reviewFallbackText    = "Reviewer failed to output a response."
+)
+
+// execReviewFailed notes an exec-json agent message that is Codex's text
+// for a failed review: codex exec --json (codex exec review) writes no
+// item for a review's start or end (event_processor_with_jsonl_output.rs
+// maps neither EnteredReviewMode nor ExitedReviewMode), only the message
+// exit_review_mode records after it, then turn.completed. That message
+// is all the stream says of the failure: the turn is an error.
+func (n *normalizer) execReviewFailed(text abi.Value) {
+	if n.turnErr != "" || text.Kind() != abi.KindString {
+		return
+	}
+	switch sdk.Text(text).String() {
+	case reviewInterruptedText:
+		n.turnErr = reviewFailed
+	case reviewFallbackText:
+		n.turnErr = reviewEmpty
+	}
+}
 
 // reviewText renders a review's output: its overall explanation, each
 // finding (its title, file and lines, and body) and its verdict.

@@ -117,3 +117,71 @@ func TestReviewExit(t *testing.T) {
 		})
 	}
 }
+
+// TestReviewFailedEverywhere: a review that failed is an error in every
+// format Codex writes it in (openai/codex codex-rs/core/src/tasks/review.rs
+// and review_format.rs):
+//   - the reviewer's last message empty: parse_review_output_event gives
+//     a review_output with no explanation and no findings, and Codex
+//     renders "Reviewer failed to output a response." (rollout, legacy
+//     stream);
+//   - codex exec --json (codex exec review) writes no item for the
+//     review's start or end (event_processor_with_jsonl_output.rs maps
+//     neither), only the assistant message exit_review_mode records,
+//     "Review was interrupted. Please re-run /review and wait for it to
+//     complete." when the review ended without output (the reviewer's
+//     error event before it), or the fallback text, then turn.completed.
+//
+// Before, each read ok: the empty review_output was declared ignored and
+// its turn completed, and exec's turn.completed was ok whatever the
+// message said.
+func TestReviewFailedEverywhere(t *testing.T) {
+	const (
+		empty       = `{"findings":[],"overall_correctness":"","overall_explanation":"","overall_confidence_score":0.0}`
+		interrupted = "Review was interrupted. Please re-run /review and wait for it to complete."
+		fallback    = "Reviewer failed to output a response."
+		limit       = "You've hit your usage limit. Try again at 1:16 PM."
+	)
+	legacy := func(msg string) string { return `{"id":"1","msg":` + msg + `}` }
+	var (
+		meta      = `{"timestamp":"t","type":"session_meta","payload":{"id":"s1","cli_version":"0.160.0"}}`
+		start     = rolloutEvent(`{"type":"task_started","turn_id":"u1"}`)
+		exitEmpty = rolloutEvent(`{"type":"exited_review_mode","review_output":` + empty + `}`)
+		echo      = rolloutItem(`{"type":"message","id":"review:rollout:assistant","role":"assistant","content":[{"type":"output_text","text":"` + fallback + `"}]}`)
+		noAnswer  = rolloutEvent(`{"type":"task_complete","turn_id":"u1","last_agent_message":null}`)
+		lStart    = legacy(`{"type":"task_started"}`)
+		lExit     = legacy(`{"type":"exited_review_mode","review_output":` + empty + `}`)
+		lEcho     = legacy(`{"type":"agent_message","message":"` + fallback + `"}`)
+		lDone     = legacy(`{"type":"task_complete","last_agent_message":null}`)
+		thread    = `{"type":"thread.started","thread_id":"019b1a2c-bbbb-7aaa-9bbb-0123456789ab"}`
+		turn      = `{"type":"turn.started"}`
+		errEv     = `{"type":"error","message":"` + limit + `"}`
+		msg       = func(text string) string {
+			return `{"type":"item.completed","item":{"id":"item_0","type":"agent_message","text":"` + text + `"}}`
+		}
+		done = `{"type":"turn.completed","usage":{"input_tokens":10,"cached_input_tokens":0,"output_tokens":2}}`
+	)
+	tests := []struct {
+		name            string
+		lines           []string
+		status, errText string
+	}{
+		{"rollout: an empty review", []string{meta, start, exitEmpty, echo, noAnswer}, "error", "Reviewer failed to output a response."},
+		{"legacy stream: an empty review", []string{lStart, lExit, lEcho, lDone}, "error", "Reviewer failed to output a response."},
+		{"exec: a review interrupted by an error", []string{thread, turn, errEv, msg(interrupted), done}, "error", "review ended without findings"},
+		{"exec: an empty review", []string{thread, turn, msg(fallback), done}, "error", "Reviewer failed to output a response."},
+		{"exec: a review's findings", []string{thread, turn, msg("Looks good: no issues found."), done}, "ok", ""},
+		{"exec: a failed review, then a turn that completes", []string{thread, turn, msg(interrupted), done, turn, msg("Done."), done}, "ok", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := runRollout(t, tt.lines).Result
+			if r.Status != tt.status || !strings.Contains(r.Error, tt.errText) {
+				t.Errorf("status %q (%q); want %q holding %q", r.Status, r.Error, tt.status, tt.errText)
+			}
+			if len(r.Unmapped) != 0 {
+				t.Errorf("unmapped %v; want none", r.Unmapped)
+			}
+		})
+	}
+}

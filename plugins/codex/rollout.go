@@ -805,6 +805,12 @@ func (n *normalizer) eventMsg(out *sdk.Out, p abi.Value, ts sdk.Str) {
 		reportError(out, p.Get("message"), "stream error")
 	case "warning":
 		warning(out, p.Get("message"))
+	case "background_event":
+		// Not persisted by the builds read (rollout/policy.rs): read
+		// as the legacy stream's, should one be.
+		backgroundEvent(out, p.Get("message"))
+	case "deprecation_notice":
+		deprecationNotice(out, p)
 	case "exec_command_end", "patch_apply_end", "mcp_tool_call_end", "dynamic_tool_call_response",
 		"collab_agent_spawn_end", "collab_agent_interaction_end", "collab_waiting_end", "collab_close_end", "collab_resume_end":
 		// UI echoes of results that a response item repeats (a call

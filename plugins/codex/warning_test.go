@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/twasm/twasm/transcript"
 )
 
 // TestWarningsNotErrors: what Codex itself calls a warning is a warning,
@@ -70,26 +72,73 @@ func TestWarningsNotErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			o := runRollout(t, tt.lines)
-			r := o.Result
-			if r.Status != tt.status || !strings.Contains(r.Error, tt.errText) {
-				t.Errorf("status %q (%q); want %q holding %q", r.Status, r.Error, tt.status, tt.errText)
-			}
-			var errs []string
-			for _, e := range r.Errors {
-				errs = append(errs, e.Message)
-			}
-			if !slices.Equal(errs, tt.errors) {
-				t.Errorf("errors %q; want %q", errs, tt.errors)
-			}
-			for _, w := range tt.warnings {
-				if !slices.ContainsFunc(r.Warnings, func(s string) bool { return strings.Contains(s, w) }) {
-					t.Errorf("warnings %q; want one holding %q", r.Warnings, w)
-				}
-			}
-			if len(r.Unmapped) != 0 {
-				t.Errorf("unmapped %v; want none", r.Unmapped)
-			}
+			checkOutcome(t, runRollout(t, tt.lines).Result, tt.status, tt.errText, tt.errors, tt.warnings)
 		})
+	}
+}
+
+// TestLegacyNotices: the legacy {"id","msg"} stream's background_event
+// (BackgroundEventEvent {message}) and deprecation_notice
+// (DeprecationNoticeEvent {summary, details}; openai/codex
+// codex-rs/protocol/src/protocol.rs) are Codex's notices: warnings,
+// never the run's error, the status what the task's end says. An early
+// build's retry of the model stream, sent as a background event
+// ("stream error: <error>; retrying N/M in <delay>…",
+// codex-rs/core/src/codex.rs with OPENAI_STREAM_MAX_RETRIES), is an error
+// the provider reported, as the later stream_error is. Before, both
+// types were counted unmapped and their text lost.
+func TestLegacyNotices(t *testing.T) {
+	const retry = "stream error: stream disconnected before completion: Transport error: error decoding response body; retrying 1/10 in 211ms…"
+	var (
+		legacy = func(msg string) string { return `{"id":"1","msg":` + msg + `}` }
+		start  = legacy(`{"type":"task_started"}`)
+		answer = legacy(`{"type":"agent_message","message":"Built."}`)
+		done   = legacy(`{"type":"task_complete","last_agent_message":"Built."}`)
+		bg     = legacy(`{"type":"background_event","message":"Connecting to MCP server docs…"}`)
+		dep    = legacy(`{"type":"deprecation_notice","summary":"` + "`[features].web_search_request` is deprecated." + `","details":"Use web_search instead."}`)
+		depBar = legacy(`{"type":"deprecation_notice","summary":"codex proto is deprecated","details":null}`)
+		bgErr  = legacy(`{"type":"background_event","message":"` + retry + `"}`)
+	)
+	tests := []struct {
+		name             string
+		lines            []string
+		status           string
+		errors, warnings []string
+	}{
+		{"a background event, then the task's end", []string{start, bg, answer, done}, "ok", nil, []string{"codex: Connecting to MCP server docs…"}},
+		{"a background event, then interrupted", []string{start, bg}, "incomplete", nil, []string{"Connecting to MCP server docs"}},
+		{"a deprecation notice with details", []string{dep, start, answer, done}, "ok", nil, []string{"codex deprecation notice: `[features].web_search_request` is deprecated. (Use web_search instead.)"}},
+		{"a deprecation notice without details", []string{depBar, start, answer, done}, "ok", nil, []string{"codex deprecation notice: codex proto is deprecated"}},
+		{"a retry as a background event, then the task's end", []string{start, bgErr, answer, done}, "ok", []string{retry}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			checkOutcome(t, runRollout(t, tt.lines).Result, tt.status, "", tt.errors, tt.warnings)
+		})
+	}
+}
+
+// checkOutcome checks a step's result: its status, that its error holds
+// errText, its errors' messages in order, a warning holding each of
+// warnings, and nothing unmapped.
+func checkOutcome(t *testing.T, r *transcript.AgentResult, status, errText string, errors, warnings []string) {
+	t.Helper()
+	if r.Status != status || !strings.Contains(r.Error, errText) {
+		t.Errorf("status %q (%q); want %q holding %q", r.Status, r.Error, status, errText)
+	}
+	var errs []string
+	for _, e := range r.Errors {
+		errs = append(errs, e.Message)
+	}
+	if !slices.Equal(errs, errors) {
+		t.Errorf("errors %q; want %q", errs, errors)
+	}
+	for _, w := range warnings {
+		if !slices.ContainsFunc(r.Warnings, func(s string) bool { return strings.Contains(s, w) }) {
+			t.Errorf("warnings %q; want one holding %q", r.Warnings, w)
+		}
+	}
+	if len(r.Unmapped) != 0 {
+		t.Errorf("unmapped %v; want none", r.Unmapped)
 	}
 }

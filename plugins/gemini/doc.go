@@ -285,7 +285,20 @@
 // nonInteractiveCliAgentSession.ts at 5411f11, 2026-08-21): the run
 // stopped before its work was done, an error (as Claude Code's max_turns
 // is) with the event among the step's errors, and so is a json object
-// whose warnings hold either.
+// whose warnings hold either. A result "success" whose run's last request
+// to the model (the prompt, or its calls' results) got no answer (no
+// assistant message or call after it), and a json object whose response
+// is "" (the text of the run's last turn) with no error, are errors too:
+// the CLI ends its loop with a success on a turn that yields nothing,
+// which happens when it did not call the model, the request being
+// about to overflow the context window (client.ts processTurn yields only
+// ContextWindowWillOverflow, which nonInteractiveCli.ts does not read;
+// the chat file records nothing of the request), or a hook stopping the
+// run (a BeforeAgent hook's "Agent execution stopped: ..." among the json
+// object's warnings, a tool result of error type stop_execution: named
+// in the error); a model's empty answer is an InvalidStream, an error
+// result of its own. The agent session's run throws the overflow as a
+// fatal error ("Context window will overflow ..."), a result "error".
 // A stream with no result is
 // incomplete. The json object is terminal: ok, or error with its error
 // object (incomplete for a FatalCancellationError, as in a stream). A session file has no terminal record by design (it is the whole

@@ -105,6 +105,13 @@ type normalizer struct {
 
 	lastErr   string // message of the last error event
 	sawResult bool
+	// unanswered: the stream's last request to the model (the prompt,
+	// or the results of its calls) has no answer yet (no assistant
+	// message or call after it); hookStop is the message of a call's
+	// result whose error type is stop_execution (a hook stopped the
+	// run after it), if the latest result was one.
+	unanswered bool
+	hookStop   string
 	// stopped is the step's error when the CLI said it stopped the run
 	// before its work was done (stopOf), which it then reports as a
 	// success; "" otherwise.

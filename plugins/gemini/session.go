@@ -32,11 +32,15 @@ func (n *normalizer) jsonOutput(v abi.Value, out *sdk.Out) {
 	}
 	// The object is the CLI's summary of the whole run.
 	out.Usage(u, sdk.ModeSet)
-	stopped := ""
+	stopped, hookStop := "", ""
 	it = v.Get("warnings").Iter()
 	for it.Next() {
 		if stop, ok := stopOf(it.Value()); ok {
 			stopped = stop
+		} else if w := it.Value(); w.Kind() == abi.KindString && sdk.HasPrefix([]byte(w.String()), "Agent execution stopped: ") {
+			// A hook stopped the run (AgentExecutionStopped: the json
+			// object's warning, the response of the turn it stopped).
+			hookStop = w.String()
 		}
 		out.Warn("gemini warning: " + it.Value().String())
 	}
@@ -54,6 +58,18 @@ func (n *normalizer) jsonOutput(v abi.Value, out *sdk.Out) {
 		// The CLI stopped the run before its work was done (stopOf),
 		// which the object reports without an error.
 		out.Status(sdk.StatusError, sdk.S(stopped), sdk.LevelTerminal)
+		return
+	}
+	if r := v.Get("response"); r.Kind() == abi.KindString && r.Is("") {
+		// The response is the text of the run's last turn
+		// (nonInteractiveCli.ts resets it every turn); a turn the model
+		// answered empty is an error of its own (InvalidStream): an
+		// empty one is a request the model never got (noAnswer).
+		why := noAnswer
+		if hookStop != "" {
+			why = "a hook stopped the run before the model answered its last request (" + sdk.Clip(hookStop, 300) + ")"
+		}
+		out.Status(sdk.StatusError, sdk.S(why), sdk.LevelTerminal)
 		return
 	}
 	out.Status(sdk.StatusOK, sdk.Str{}, sdk.LevelTerminal)

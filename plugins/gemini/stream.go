@@ -25,17 +25,24 @@ func (n *normalizer) streamEvent(v, t abi.Value, out *sdk.Out) {
 		if v.Get("role").Is("user") {
 			n.closeMessage(out)
 			n.userPrompt(v.Get("content"), v.Get("timestamp"), out)
+			n.unanswered, n.hookStop = true, ""
 			return
 		}
+		n.unanswered = false
 		n.assistantText(v, out)
 	case t.Is("tool_use"):
 		n.setFormat(fmtStream, out)
+		n.unanswered = false
 		n.toolUse(v, out)
 	case t.Is("tool_result"):
 		n.setFormat(fmtStream, out)
 		// The CLI runs tools only once the model's response has ended,
 		// so the first result closes the message holding the calls.
 		n.closeMessage(out)
+		n.unanswered, n.hookStop = true, ""
+		if e := v.Get("error"); e.Get("type").Is("stop_execution") {
+			n.hookStop = strings.Clone(ErrText(e).String())
+		}
 		n.toolResult(v, out)
 	case t.Is("error"):
 		n.setFormat(fmtStream, out)
@@ -419,12 +426,34 @@ func stopOf(msg abi.Value) (string, bool) {
 	return "", false
 }
 
+// noAnswer is the error of a run the CLI reported a success for whose
+// last request to the model got no answer. gemini-cli's non-interactive
+// run (nonInteractiveCli.ts at 5411f11) ends its loop with a result
+// "success" whenever a turn yields no text and no call: the client
+// yields only ContextWindowWillOverflow when the request would overflow
+// the context window (client.ts processTurn, since 0.9: the model is not
+// called; the interactive UI says so, the non-interactive run does not
+// read the event), and AgentExecutionStopped when a BeforeAgent hook
+// stopped the run (said on stderr in text mode, a warning of the json
+// object, nothing in stream-json). A model's empty answer is an
+// InvalidStream, an error result.
+const noAnswer = "the model did not answer the run's last request, though gemini-cli reported success: the CLI does not call the model when the request would overflow the context window (ContextWindowWillOverflow, which the non-interactive run does not report), nor when a hook stopped the run"
+
 // result handles the terminal event.
 func (n *normalizer) result(v abi.Value, out *sdk.Out) {
 	n.sawResult = true
 	st := v.Get("status")
 	if st.Is("success") && n.stopped != "" {
 		out.Status(sdk.StatusError, sdk.S(n.stopped), sdk.LevelTerminal)
+	} else if st.Is("success") && n.unanswered {
+		why := noAnswer
+		if n.lastErr != "" {
+			why = n.lastErr
+		}
+		if n.hookStop != "" {
+			why = "a hook stopped the run after a tool call, before the model answered its result (Agent execution stopped: " + sdk.Clip(n.hookStop, 300) + ")"
+		}
+		out.Status(sdk.StatusError, sdk.S(why), sdk.LevelTerminal)
 	} else if st.Is("success") {
 		out.Status(sdk.StatusOK, sdk.Str{}, sdk.LevelTerminal)
 	} else if runCancelled(v) {

@@ -320,14 +320,20 @@
 //
 // The print mode (kimi --print) says on stdout, after the messages, how
 // a run that did not end well ended (ui/print/__init__.py at 4a550ef, exit
-// code 1): "Interrupted by user" (the user stopped it) is a status
-// incomplete below the terminal level, "Max number of steps reached: N",
-// "Unknown error: ...", "LLM not set" and "LLM model '<name>' does not
-// support required ..." are errors the CLI reported (printEnd), and so
-// is any other text line after its messages, a provider's error as
+// code 1), or says only that when the run failed before any message:
+// "Interrupted by user" (the user stopped it) is a status incomplete
+// below the terminal level, "Max number of steps reached: N", "Unknown
+// error: ...", "LLM not set" and "LLM model '<name>' does not support
+// required ..." are errors the CLI reported, and so is any other text
+// line after its messages or before any record, a provider's error as
 // ChatProviderError states it ("Error code: 429 - ...", exit code 75 or
-// 1; printFailure), but one that opens as JSON does (a message cut
-// short). Its JSON printer (visualize.py) also writes a Notification
+// 1), but one that opens as JSON does (a message cut short). It prints
+// them with rich, which wraps a message wider than the console (80
+// columns with no terminal) over several lines: the text lines that
+// follow are the rest of it, one error with the lines' text (failure,
+// reported at the next line or the end, its raw line then the end's).
+// Text before the first record followed by a record is not the print
+// mode's: counted unmapped. Its JSON printer (visualize.py) also writes a Notification
 // {id, category, type, source_kind, title, body, severity, ...}, read
 // as the wire log's (one of severity error an error the CLI reported,
 // others declared ignored), and a PlanDisplay {content, file_path},
@@ -337,7 +343,7 @@
 // a model call after it means the turn went on.
 //
 // Unmapped. Text that is not JSON (but the print mode's resume hint and
-// the lines printEnd and printFailure read) is counted as "non_json", a JSON value
+// the lines failure reads) is counted as "non_json", a JSON value
 // that is not an object as "non_object", an object without a type as
 // "(no type)", a record of a type not known here by its type, a loop event
 // of an unknown type as "context.append_loop_event/<type>". The agents'

@@ -143,6 +143,11 @@ type normalizer struct {
 	facts     int
 	copyLines int64
 	copiedRun string
+
+	// fail is the print mode's failure message read so far, failN the
+	// lines it spans (failure), until failed reports it.
+	fail  []byte
+	failN int
 }
 
 // addUsage adds u to the step's usage.
@@ -286,14 +291,13 @@ func (n *normalizer) Line(l *sdk.Line, out *sdk.Out) error {
 		if id := resumeHint(l.Raw); id != "" {
 			// The Kimi CLI's print mode ends its output with the
 			// session's id: "To resume this session: kimi -r <id>".
+			n.failed(out)
 			out.Meta(sdk.Meta{SessionID: sdk.S(id)})
 			out.Ignored(sdk.S("resume_hint"))
 			return nil
 		}
-		if printEnd(sdk.TrimSpace(l.Raw), out) {
-			return nil
-		}
-		if n.format == fmtContext && printFailure(sdk.TrimSpace(l.Raw), out) {
+		if n.failure(sdk.TrimSpace(l.Raw)) {
+			out.Ignored(sdk.S("print_failure"))
 			return nil
 		}
 		if len(sdk.TrimSpace(l.Raw)) > 0 {
@@ -301,6 +305,13 @@ func (n *normalizer) Line(l *sdk.Line, out *sdk.Out) error {
 		}
 		return nil
 	}
+	if n.format == "" && n.failN > 0 {
+		// Text before the first record: not the print mode's (which
+		// writes no text before its messages), counted unmapped.
+		out.UnmappedN(sdk.S("non_json"), n.failN)
+		n.fail, n.failN = n.fail[:0], 0
+	}
+	n.failed(out)
 	if v.Kind() != abi.KindObject {
 		out.Unmapped(sdk.S("non_object"))
 		return nil
@@ -391,44 +402,80 @@ func (n *normalizer) readFacts(v abi.Value, out *sdk.Out) {
 // start reports, at the first record, the format and the session id: a
 // wire log has no terminal record, the host settles the status by the
 // session rule of spec §6.7.
-// printEnd reports a line t in which the Kimi CLI's print mode says how
-// the run ended, after the messages, and whether it is one
-// (MoonshotAI/kimi-cli 4a550ef, src/kimi_cli/ui/print/__init__.py, each
-// with exit code 1): "Interrupted by user" when the user stopped it
-// (RunCancelled, Ctrl+C: the run is incomplete, nothing failed), the
-// MaxStepsReached message "Max number of steps reached: N" (the turn ran
-// out of steps) and "Unknown error: ..." (any other exception): errors the
-// CLI reported, and so are the messages of LLMNotSet ("LLM not set") and
-// LLMNotSupported ("LLM model '<name>' does not support required ...").
-// Below the terminal level: the session rule settles the run, as for
-// every line of the log.
-func printEnd(t []byte, out *sdk.Out) bool {
+// failure reports whether the text line t is (part of) the message with
+// which the Kimi CLI's print mode (kimi --print) says how a run that did
+// not end well ended, and keeps it: the print mode writes it on stdout
+// after the messages, or as its only output when the run failed before
+// any (src/kimi_cli/ui/print/__init__.py at 4a550ef, each with exit code
+// 1, 75 for a retryable provider error): "Interrupted by user" when the
+// user stopped it (RunCancelled, Ctrl+C), the MaxStepsReached message
+// "Max number of steps reached: N", "Unknown error: ...", the messages of
+// LLMNotSet ("LLM not set") and LLMNotSupported ("LLM model '<name>' does
+// not support required ..."), and for a ChatProviderError the provider's
+// message as it is ("Error code: 429 - ...", "Connection error."). It
+// prints them with rich's print, which wraps a message wider than the
+// console (80 columns when no terminal is attached) over several lines:
+// the lines that follow it are the rest of it. Besides its messages the
+// print mode writes no other text, so in a context file's format (its
+// stream-json), or before any record, every text line is one; a line
+// that opens as JSON does is a message cut short (a log read while
+// written), not one. In the other formats (the wire logs, which hold no
+// such text), only the print mode's own sentences are.
+func (n *normalizer) failure(t []byte) bool {
 	switch {
-	case string(t) == "Interrupted by user":
-		out.Status(sdk.StatusIncomplete, sdk.S("the user interrupted the run (Interrupted by user)"), sdk.LevelError)
-	case sdk.HasPrefix(t, "Max number of steps reached: "), sdk.HasPrefix(t, "Unknown error: "),
-		string(t) == "LLM not set", sdk.HasPrefix(t, "LLM model '") && strings.Contains(string(t), "' does not support required "):
-		out.Status(sdk.StatusError, sdk.S(sdk.Clip(string(t), 500)), sdk.LevelError)
-	default:
+	case len(t) == 0:
 		return false
+	case n.failN > 0:
+		// The rest of a message rich wrapped.
+		n.failN++
+		if len(n.fail) < maxFailure {
+			n.fail = append(append(n.fail, '\n'), t...)
+		}
+		return true
+	case t[0] == '{' || t[0] == '[':
+		return false
+	case n.format == fmtContext || n.format == "" || printEnd(t):
+		n.failN = 1
+		n.fail = append(n.fail[:0], t...)
+		return true
 	}
-	return true
+	return false
 }
 
-// printFailure reports a text line t of the print mode's output (once
-// its messages were read) as the error the run stopped on, and whether
-// it is one: besides its messages, the print mode writes text only to
-// say how a run that failed ended (printEnd) and, for a
-// ChatProviderError, the provider's message as it is ("Error code: 429
-// - ...", "Connection error."; exit code 75 when retryable, else 1). A
-// line that opens as JSON does is a message cut short (a log read while
-// written), not one.
-func printFailure(t []byte, out *sdk.Out) bool {
-	if len(t) == 0 || t[0] == '{' || t[0] == '[' {
-		return false
+// maxFailure bounds the print mode's failure text kept (failure).
+const maxFailure = 4 << 10
+
+// printEnd reports whether t is one of the print mode's own sentences
+// that say how a run ended (failure).
+func printEnd(t []byte) bool {
+	return string(t) == interrupted || sdk.HasPrefix(t, "Max number of steps reached: ") || sdk.HasPrefix(t, "Unknown error: ") ||
+		string(t) == "LLM not set" || sdk.HasPrefix(t, "LLM model '") && strings.Contains(string(t), "' does not support required ")
+}
+
+// interrupted is what the print mode prints when the user stopped the
+// run (RunCancelled).
+const interrupted = "Interrupted by user"
+
+// failed reports the print mode's failure message kept (failure), once
+// its lines have all been read (at the next line, or the end): the
+// user's stop leaves the run incomplete, nothing failed; anything else
+// is an error the CLI reported. Below the terminal level: the session
+// rule settles the run, as for every line of the log. A failure with no
+// message before it is the whole output of a run that failed at its
+// first model call: read as the print mode's stream-json (a context
+// file's format).
+func (n *normalizer) failed(out *sdk.Out) {
+	if n.failN == 0 {
+		return
 	}
-	out.Status(sdk.StatusError, sdk.S(sdk.Clip(string(t), 500)), sdk.LevelError)
-	return true
+	n.start(fmtContext, out)
+	t := string(n.fail)
+	n.fail, n.failN = n.fail[:0], 0
+	if t == interrupted {
+		out.Status(sdk.StatusIncomplete, sdk.S("the user interrupted the run (Interrupted by user)"), sdk.LevelError)
+		return
+	}
+	out.Status(sdk.StatusError, sdk.S(sdk.Clip(t, 500)), sdk.LevelError)
 }
 
 // resumeHint is the session id of the line the Kimi CLI's print mode
@@ -766,6 +813,7 @@ func refusal(s string) string {
 // End implements sdk.Normalizer: open messages are closed, a sub-agent
 // whose Agent call got no result is left incomplete.
 func (n *normalizer) End(out *sdk.Out) error {
+	n.failed(out)
 	if n.copyLines > 0 {
 		n.copyEnds(out) // nothing after the copy
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/twasm/twasm/internal/normalize"
 	"github.com/twasm/twasm/internal/testing/plugintest"
 	"github.com/twasm/twasm/plugins/kimi"
+	"github.com/twasm/twasm/transcript"
 )
 
 // TestPrintResumeHint: the Kimi CLI's print mode (kimi --print
@@ -63,11 +64,7 @@ func TestPrintEnd(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			o := plugintest.Run(t, kimi.Plugin, []byte(msgs+tt.tail), normalize.Options{Provider: "kimi"})
-			r := o.Result
-			if r.Status != tt.status || !strings.Contains(r.Error, tt.errText) {
-				t.Errorf("status %q (%q); want %q holding %q", r.Status, r.Error, tt.status, tt.errText)
-			}
+			r := runPrint(t, msgs+tt.tail, tt.status, tt.errText)
 			if len(r.Errors) != tt.errors {
 				t.Errorf("errors %v; want %d", r.Errors, tt.errors)
 			}
@@ -136,11 +133,7 @@ func TestPrintOwnLines(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			o := plugintest.Run(t, kimi.Plugin, []byte(tt.in), normalize.Options{Provider: "kimi"})
-			r := o.Result
-			if r.Status != tt.status || !strings.Contains(r.Error, tt.errText) {
-				t.Errorf("status %q (%q); want %q holding %q", r.Status, r.Error, tt.status, tt.errText)
-			}
+			r := runPrint(t, tt.in, tt.status, tt.errText)
 			if len(r.Errors) != tt.errors {
 				t.Errorf("errors %v; want %d", r.Errors, tt.errors)
 			}
@@ -149,4 +142,60 @@ func TestPrintOwnLines(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestPrintFailureAlone: a run of kimi --print --output-format
+// stream-json whose first model call fails writes no message, only the
+// error src/kimi_cli/ui/print/__init__.py prints (MoonshotAI/kimi-cli
+// 4a550ef: print(str(e)) for a ChatProviderError, exit code 75 when
+// retryable, else 1), with rich's print, which wraps a message wider than
+// the console (80 columns with no terminal) over several lines; the
+// resume hint may follow. The run is an error with the whole message,
+// listed once. Before, the only line was counted unmapped as non_json and
+// the run read incomplete with no error; a wrapped message after the
+// messages was listed as two errors, the run's error its last fragment.
+// Text before the messages is not the print mode's: counted unmapped.
+func TestPrintFailureAlone(t *testing.T) {
+	const (
+		answer = `{"role":"assistant","content":[{"type":"text","text":"All three pass."}]}` + "\n"
+		auth   = "Error code: 401 - {'error': {'message': 'Invalid Authentication', 'type': 'invalid_authentication_error'}}"
+		wrap1  = "Error code: 401 - {'error': {'message': 'Invalid Authentication', 'type':"
+		wrap2  = "'invalid_authentication_error'}}"
+		hint   = "To resume this session: kimi -r 4b1c6a2e-1111-4222-8333-944445555666\n"
+	)
+	tests := []struct {
+		name, in, status, errText string
+		errors                    int
+		unmapped                  int
+	}{
+		{"a provider error, alone", auth + "\n", "error", auth, 1, 0},
+		{"a connection error, alone", "Connection error.\n", "error", "Connection error.", 1, 0},
+		{"a provider error wrapped, alone", wrap1 + "\n" + wrap2 + "\n", "error", wrap1 + "\n" + wrap2, 1, 0},
+		{"a provider error wrapped, then the resume hint", wrap1 + "\n" + wrap2 + "\n\n" + hint, "error", wrap1 + "\n" + wrap2, 1, 0},
+		{"a provider error wrapped, after the messages", answer + wrap1 + "\n" + wrap2 + "\n", "error", wrap1 + "\n" + wrap2, 1, 0},
+		{"the user's stop, alone", "Interrupted by user\n", "incomplete", "Interrupted by user", 0, 0},
+		{"text before the messages", "some banner\nanother line\n" + answer, "ok", "", 0, 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := runPrint(t, tt.in, tt.status, tt.errText)
+			if len(r.Errors) != tt.errors || tt.errors == 1 && r.Errors[0].Message != tt.errText {
+				t.Errorf("errors %v; want %d: %q", r.Errors, tt.errors, tt.errText)
+			}
+			if r.Unmapped["non_json"] != tt.unmapped || len(r.Unmapped) > 1 {
+				t.Errorf("unmapped %v; want non_json %d", r.Unmapped, tt.unmapped)
+			}
+		})
+	}
+}
+
+// runPrint normalizes the print mode's output in and checks the run's
+// status and that its error holds errText.
+func runPrint(t *testing.T, in, status, errText string) *transcript.AgentResult {
+	t.Helper()
+	r := plugintest.Run(t, kimi.Plugin, []byte(in), normalize.Options{Provider: "kimi"}).Result
+	if r.Status != status || !strings.Contains(r.Error, errText) {
+		t.Errorf("status %q (%q); want %q holding %q", r.Status, r.Error, status, errText)
+	}
+	return r
 }

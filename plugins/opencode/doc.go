@@ -34,7 +34,21 @@
 //     below; an error of type "aborted" cancelled), its finish, cost and
 //     tokens (input the uncached input, output the visible output,
 //     reasoning apart: twasm's output is output plus reasoning), its
-//     error (type "aborted" the user's stop, as MessageAbortedError).
+//     error (type "aborted" the user's stop, as MessageAbortedError),
+//     and its retry {attempt, at, error}, which the runtime sets while it
+//     retries the step's provider call and clears when the step ends
+//     (message-updater.ts): a store read meanwhile says so in a warning,
+//     the step's outcome deciding the status. The session row of the v2
+//     runtime states how its latest execution ended (projector.ts
+//     projectIdle: idle_outcome succeeded, failed or interrupted, at
+//     time_idle; later builds add idle_error_type and
+//     idle_error_message): when it is the newest message's execution's
+//     (time_idle at or after that message's creation), failed is an
+//     error (the newest message's own error, listed once, else the row's
+//     idle_error_message or the outcome: an execution that failed before
+//     its first step, which no message states), interrupted a status
+//     incomplete below the terminal level; succeeded leaves the messages
+//     to say, as without it.
 //   - "tree": OpenCode's older file tree (up to 1.1, in the storage
 //     directory beside opencode.db: session/<project>/<id>.json,
 //     message/<session>/<id>.json, part/<message>/<id>.json, one JSON
@@ -89,7 +103,9 @@
 // left unanswered; an assistant's text is sent whatever its ignored
 // says, and stays its text, but a run --format json part names no role,
 // and OpenCode marks no text of the model's ignored, so an ignored text
-// there is such a note too, never the assistant's answer); a tool part is a tool_use block and,
+// there is such a note too, never the assistant's answer); a tool part (paired by its callID,
+// else by its own id: a part that names no call is the call and its
+// result in one) is a tool_use block and,
 // once it left pending (its input is known then), a tool.call, with a
 // tool.result when completed (an error when bash exited non-zero, read
 // from metadata.exit; cancelled when OpenCode killed the command, on its
@@ -205,10 +221,11 @@
 // comes once, in its new version); the execution events (succeeded,
 // failed with an error, interrupted with a reason), whose failure a
 // failed step's message states as its error, but not one that failed
-// before any step began; and the v2 runtime's retries
+// before any step began (the session row's idle_outcome, read, says it
+// failed; its error only in later builds); and the v2 runtime's retries
 // (session.retry.scheduled: attempt and provider error), which the
 // projection sets on the assistant message and clears when the next
-// step starts or the execution ends. But the journal is not a
+// step starts or the execution ends (read while set). But the journal is not a
 // record: EventRetention (core/src/event/retention.ts) deletes a
 // session's every event 48 hours after the session was last updated
 // (event_journal.retention_hours) and, after 60 minutes idle, all but

@@ -80,6 +80,11 @@ var keys = abi.NewKeySet(
 	"type",
 	"version",
 	"write",
+	"retry",
+	"idle_outcome",
+	"time_idle",
+	"idle_error_message",
+	"idle_error_type",
 )
 
 // The members of keys, numbered in its order: fields are indexed by them.
@@ -155,5 +160,10 @@ const (
 	kType                      // type
 	kVersion                   // version
 	kWrite                     // write
+	kRetry                     // retry
+	kIdleOutcome               // idle_outcome
+	kTimeIdle                  // time_idle
+	kIdleErrorMessage          // idle_error_message
+	kIdleErrorType             // idle_error_type
 	nKeys
 )

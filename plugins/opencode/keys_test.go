@@ -27,6 +27,7 @@ func TestKeyNumbers(t *testing.T) {
 		kRow: "row", kSessionID: "sessionID", kSignal: "signal", kStart: "start", kState: "state", kStatus: "status", kStructured: "structured",
 		kSynthetic: "synthetic", kTable: "table", kText: "text", kTime: "time", kTimeCreated: "time_created",
 		kTimestamp: "timestamp", kTimeout: "timeout", kTokens: "tokens", kTool: "tool", kTotal: "total", kType: "type",
-		kVersion: "version", kWrite: "write",
+		kVersion: "version", kWrite: "write", kRetry: "retry", kIdleOutcome: "idle_outcome", kTimeIdle: "time_idle",
+		kIdleErrorMessage: "idle_error_message", kIdleErrorType: "idle_error_type",
 	})
 }

@@ -216,6 +216,10 @@ type normalizer struct {
 	// stepOpen: run --format json printed a step_start whose
 	// step_finish has not come.
 	stepOpen bool
+	// idle is how the session's latest execution ended, as the session
+	// row of the v2 runtime states it (idleOf), idleMs when.
+	idle   idleOutcome
+	idleMs int64
 	// v2: the run --format json output shows the client of OpenCode's
 	// v2 runtime (v2Line): its step_finish tokens state the output less
 	// the reasoning, and no total.
@@ -376,6 +380,7 @@ func (n *normalizer) row(f *fields, out *sdk.Out) {
 	switch sdk.View(f[kTable]) {
 	case "session":
 		n.session(r, r.Get("parent_id"), r.Get("time_created"), out)
+		n.idleOf(n.fRow.of(r))
 	case "part":
 		rf := n.fRow.of(r)
 		msgID := n.id(rf[kMessageIDCol])
@@ -744,6 +749,13 @@ func (n *normalizer) keep(m *message, id string, p *fields) *part {
 	case "tool":
 		st := n.fState.of(p[kState])
 		q.tool, q.callID, q.status = p[kTool].String(), p[kCallID].String(), known(st[kStatus], statuses)
+		if q.callID == "" {
+			// A part that names no call (OpenCode's own always does,
+			// message-v2.ts ToolPart; a client or plugin posting
+			// parts may not): the part is the call and its result
+			// in one, paired by its id, not left without either.
+			q.callID = id
+		}
 		if in := st[kInput]; in.Kind() == abi.KindObject {
 			q.input = sdk.JSON(in).Keep()
 			q.command = in.Get("command").String()
@@ -1201,6 +1213,9 @@ func (n *normalizer) End(out *sdk.Out) error {
 		// run --format json stopped inside a step: the process was cut
 		// while the model answered.
 		out.Status(sdk.StatusIncomplete, sdk.S("the turn has not finished: the output stops inside a step (a step_start without its step_finish)"), sdk.LevelError)
+	}
+	if n.idleSettles() && n.idleEnd(out) {
+		return nil
 	}
 	if m := n.last; m != nil && !m.user && m.info {
 		switch {

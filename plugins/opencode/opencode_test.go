@@ -326,3 +326,27 @@ func TestStoppedCommand(t *testing.T) {
 		})
 	}
 }
+
+// TestToolPartWithoutCallID: a tool part that names no call (OpenCode's
+// own always does, packages/opencode/src/session/message-v2.ts ToolPart
+// and the v2 client's tool_use, cli/cmd/run/noninteractive.ts; a client
+// or plugin posting parts through the API may not) is the call and its
+// result in one: paired by the part's id, its outcome kept. Before, its
+// call and result were dropped: a failed call left no error, and the
+// block named no call.
+func TestToolPartWithoutCallID(t *testing.T) {
+	facts := `{"$twasm":"source","store":"OpenCode","path":"opencode.db","name":"opencode.db","size":1,"mtime":"2026-01-01T00:00:00Z","session":"ses_1"}`
+	tests := []struct{ name, raw, status string }{
+		{"rows: a failed call", facts + "\n" + row("msg_1", "assistant", "prt_1", `{"type":"tool","tool":"read","state":{"status":"error","input":{"filePath":"/x"},"error":"File not found: /x","time":{"start":1762077600000,"end":1762077601000}}}`), "error"},
+		{"rows: a call that completed", facts + "\n" + row("msg_1", "assistant", "prt_1", `{"type":"tool","tool":"read","callID":"","state":{"status":"completed","input":{"filePath":"/x"},"output":"x","time":{"start":1762077600000,"end":1762077601000}}}`), "ok"},
+		{"run --format json: a failed call", `{"type":"tool_use","timestamp":1762077601000,"sessionID":"ses_1","part":{"id":"prt_1","sessionID":"ses_1","messageID":"msg_1","type":"tool","tool":"bash","state":{"status":"error","input":{"command":"false"},"error":"boom","time":{"start":1762077600000,"end":1762077601000}}}}`, "error"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o := plugintest.Run(t, opencode.Plugin, []byte(tt.raw+"\n"), normalize.Options{Provider: "opencode"})
+			if st, ok := o.ResultStatus("prt_1"); !ok || st != tt.status {
+				t.Errorf("prt_1's result %q (a result: %v); want %s", st, ok, tt.status)
+			}
+		})
+	}
+}

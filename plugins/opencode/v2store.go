@@ -112,6 +112,18 @@ func (n *normalizer) v2Assistant(m *message, f *fields, out *sdk.Out) {
 		q.id = "step:" + m.id
 		m.parts = append(m.parts, q)
 	}
+	if r := f[kRetry]; r.Kind() == abi.KindObject {
+		// The v2 runtime is retrying the step's provider call
+		// (session.retry.scheduled: message-updater.ts sets retry
+		// {attempt, at, error} on the message and clears it when the
+		// next step starts, the step fails or the execution ends): a
+		// store read meanwhile says so. A warning: the step's outcome,
+		// once it comes, decides.
+		if key := "retry:" + r.Get("attempt").String(); !m.reported[key] {
+			m.reported[key] = true
+			out.Warn("OpenCode was retrying the provider call (attempt " + r.Get("attempt").String() + ") when the store was read: " + errMessage(r.Get("error")))
+		}
+	}
 	if e := f[kError]; e.Kind() == abi.KindObject && !m.reported["message"] {
 		m.reported["message"] = true
 		m.errName, m.errText = errCode(e), errMessage(e)
@@ -171,4 +183,76 @@ func (n *normalizer) v2Part(c abi.Value) *part {
 		return nil
 	}
 	return q
+}
+
+// idleOutcome is how the v2 runtime's latest execution of a session
+// ended: the session row's idle_outcome (core session/projector.ts,
+// projectIdle: "succeeded", "failed" or "interrupted", set with
+// time_idle when the execution settles; an interruption by OpenCode's
+// shutdown sets neither), and, in later builds, the failure's
+// idle_error_type and idle_error_message.
+type idleOutcome struct {
+	outcome, errType, errText string
+}
+
+// idleOf reads the session row's idle outcome (rf its members).
+func (n *normalizer) idleOf(rf *fields) {
+	ms, ok := rf[kTimeIdle].Int()
+	o := rf[kIdleOutcome].String()
+	if !ok || ms <= 0 || o == "" {
+		return
+	}
+	n.idleMs = ms
+	n.idle = idleOutcome{outcome: o, errType: rf[kIdleErrorType].String(), errText: rf[kIdleErrorMessage].String()}
+}
+
+// idleSettles says whether the session's idle outcome is that of its
+// newest message's execution: it settled at or after that message was
+// created (a prompt sent after it starts an execution the outcome does
+// not know yet).
+func (n *normalizer) idleSettles() bool {
+	if n.idle.outcome == "" {
+		return false
+	}
+	m := n.last
+	return m == nil || n.idleMs >= m.createdMs
+}
+
+// idleEnd settles the session's status at the end by its latest
+// execution's outcome (idleSettles), which the messages alone may not
+// tell, and reports whether it did: an execution that failed before any
+// step began, or that failed or was interrupted with its newest
+// assistant message left unfinished, says so only there. A failure the
+// newest message states already is not listed again; one stated nowhere
+// else is an error the provider reported (its message the row's
+// idle_error_message, else the outcome). An interruption is a status
+// incomplete below the terminal level, the turn cut. A success (or an
+// outcome not known here, said in a warning) leaves the messages to say
+// how the session stands, as without it.
+func (n *normalizer) idleEnd(out *sdk.Out) bool {
+	m := n.last
+	answer := m != nil && !m.user && m.info
+	switch n.idle.outcome {
+	case "failed":
+		if answer && m.errText != "" && !aborted(m.errName) {
+			return true // the message's error, reported when it closed
+		}
+		msg := n.idle.errText
+		if msg == "" {
+			msg = "the session's last execution failed (OpenCode: idle_outcome failed)"
+		}
+		out.Error(sdk.ProviderError{Message: sdk.S(msg), Code: sdk.S(n.idle.errType)})
+		return true
+	case "interrupted":
+		why := "the user interrupted the session's last execution (OpenCode: idle_outcome interrupted)"
+		if answer && aborted(m.errName) {
+			why = "the response was aborted: " + m.errText
+		}
+		out.Status(sdk.StatusIncomplete, sdk.S(why), sdk.LevelError)
+		return true
+	case "succeeded":
+	default:
+		out.Warn("the session's last execution ended with an outcome not known here: " + sdk.Clip(n.idle.outcome, 64))
+	}
+	return false
 }
