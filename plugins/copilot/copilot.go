@@ -55,6 +55,7 @@ type normalizer struct {
 	hint                   string // the format the host was told, if one of ours
 	sawEvent, sawEphemeral bool
 	sessionSent, placeSent bool
+	sessionID              string // the first session.start's (or resume's), to tell a second session
 	versionSent            bool
 	modelSent              bool
 
@@ -537,10 +538,21 @@ func (n *normalizer) place(ctx abi.Value, out *sdk.Out) bool {
 // session reports the session id once.
 // It reports whether it reported anything.
 func (n *normalizer) session(v abi.Value, out *sdk.Out) bool {
-	if n.sessionSent || v.Kind() != abi.KindString || v.Is("") {
+	if v.Kind() != abi.KindString || v.Is("") {
 		return false
 	}
+	if n.sessionSent {
+		// A log holding a second session (two runs' events.jsonl
+		// appended one after the other) is read as one step: said, so
+		// that the merge is never silent.
+		if v.Is(n.sessionID) {
+			return false
+		}
+		out.Warn("copilot log holds a second session, " + sdk.TypeName(v) + ": its events are read as part of session " + n.sessionID)
+		return true
+	}
 	n.sessionSent = true
+	n.sessionID = sdk.TypeName(v)
 	out.Meta(sdk.Meta{SessionID: sdk.Text(v)})
 	return true
 }

@@ -171,7 +171,11 @@
 // the step's final text, and its model does not name the step's.
 //
 // Metadata. session.start gives the session id (result.sessionId as a
-// fallback) and copilotVersion as the provider version. The model is the
+// fallback) and copilotVersion as the provider version. A log holding a
+// second session (a session.start or session.resume naming another id:
+// a recorder that appended a second run's events.jsonl to the first) is
+// read into the same step, the first session's, with a warning naming
+// both ids. The model is the
 // latest session.model_change, session.auto_mode_resolved chosenModel or
 // session.shutdown currentModel (the model in use last; a model_change to
 // "auto" names none), else the first model any other event names:
