@@ -1,9 +1,9 @@
 package aider
 
 import (
-	"bytes"
 	"strconv"
 	"strings"
+	"unsafe"
 
 	"github.com/twasm/twasm/abi"
 	"github.com/twasm/twasm/abi/sdk"
@@ -69,7 +69,7 @@ type normalizer struct {
 	file    string // the file the block being read edits
 	search  strings.Builder
 	replace strings.Builder
-	lastTxt string // the last non-blank text line (a block's file name)
+	lastTxt []byte // the last non-blank text line (a block's file name)
 	// afterAider: the previous line was one of Aider's own, with no
 	// blank line since (a line of it that held a line end goes on
 	// without "> ").
@@ -117,7 +117,14 @@ type edit struct{ file, search, replace string }
 
 // Line implements sdk.Normalizer.
 func (n *normalizer) Line(l *sdk.Line, out *sdk.Out) error {
-	line := string(bytes.TrimSuffix(l.Raw, []byte("\r")))
+	// A view of the line, not a copy (TinyGo allocates every copy, and
+	// most lines are only looked at): valid during this call, like
+	// l.Raw; what is kept of it is copied where it is kept.
+	raw := l.Raw
+	if len(raw) > 0 && raw[len(raw)-1] == '\r' {
+		raw = raw[:len(raw)-1]
+	}
+	line := unsafe.String(unsafe.SliceData(raw), len(raw))
 	if gap := l.No - n.lastNo - 1; gap > 0 {
 		// Blank lines the host did not hand over.
 		n.blanks(gap, out)
@@ -135,54 +142,56 @@ func (n *normalizer) Line(l *sdk.Line, out *sdk.Out) error {
 	}
 	after, costNext := n.afterAider, n.costNext
 	n.afterAider, n.costNext = false, false
-	if n.reflect == reflectTail && strings.TrimSpace(line) != "" && !strings.HasPrefix(line, reflectOther) {
+	// Each asked once (TinyGo calls out of line for every compare).
+	blank, aiders := strings.TrimSpace(line) == "", hasPrefix(line, ">")
+	if n.reflect == reflectTail && !blank && !hasPrefix(line, reflectOther) {
 		// The reflection ended with its rule: this line is the
 		// model's reply or Aider's next.
 		n.reflect = reflectNone
 	}
-	if !strings.HasPrefix(line, ">") && strings.TrimSpace(line) != "" {
+	if !aiders && !blank {
 		// A prompt, an answer or a session start: a traceback before
 		// it is over, and so is an error's report.
 		n.endTrace(out)
 		n.errLast = false
 	}
-	if !strings.HasPrefix(line, ">") {
+	if !aiders {
 		n.settleFailed(out)
-		if strings.TrimSpace(line) != "" {
+		if !blank {
 			// A prompt, an answer or a session after a command
 			// Aider ran: it ended, how the history does not say.
 			n.settleRunning("", out)
 		}
 	}
 	switch {
-	case strings.HasPrefix(line, SessionStart):
+	case hasPrefix(line, SessionStart):
 		n.reflect = reflectNone
 		n.closeAll(out)
 		n.session(line, out)
-	case strings.HasPrefix(line, "#### ") && confirmEcho(line):
+	case hasPrefix(line, "#### ") && confirmEcho(line):
 		// A confirmation answered from the user's earlier choice, or a
 		// word the user typed as the answer ("all", "skip"), echoed as
 		// a prompt: Aider's line after it is the call.
 		out.Ignored(sdk.S("confirm_echo"))
-	case strings.HasPrefix(line, "#### ") || line == "####":
+	case hasPrefix(line, "#### ") || line == "####":
 		n.reflect = reflectNone
 		n.closeAsst(out)
 		n.prompt(strings.TrimPrefix(strings.TrimPrefix(hardBreak(line), "####"), " "), out)
-	case n.reflect != reflectNone && !strings.HasPrefix(line, "> "):
+	case n.reflect != reflectNone && !hasPrefix(line, "> "):
 		// Aider's reflection on blocks that failed to match (its
 		// first line was one of Aider's): its SEARCH/REPLACE blocks
 		// quote the answer and are no edits.
 		n.reflect = reflectNext(n.reflect, line)
 		out.Ignored(sdk.S("notice"))
-	case strings.HasPrefix(line, ">") && n.inBlock == 0:
+	case aiders && n.inBlock == 0:
 		n.reflect = reflectNone
 		n.closeAll(out)
 		n.afterAider = true
 		n.aider(strings.TrimPrefix(strings.TrimPrefix(hardBreak(line), ">"), " "), out)
-	case strings.TrimSpace(line) == "":
+	case blank:
 		n.blanks(1, out)
 		out.Ignored(sdk.S("blank"))
-	case after && costNext && strings.HasPrefix(line, "Cost: "):
+	case after && costNext && hasPrefix(line, "Cost: "):
 		// The cost of the usage report on the line before.
 		n.afterAider = true
 		if !n.cost(strings.TrimPrefix(hardBreak(line), "Cost: "), out) {
@@ -270,7 +279,7 @@ func (n *normalizer) prompt(text string, out *sdk.Out) {
 		n.editing = false
 	default:
 		n.editing = false
-		n.oneArchitect = strings.HasPrefix(strings.TrimSpace(text), "/architect ")
+		n.oneArchitect = hasPrefix(strings.TrimSpace(text), "/architect ")
 	}
 	n.answerFirst = ""
 	out.Block(sdk.S(n.user), 0, sdk.Block{Type: sdk.BlockText, Text: sdk.S(text), Origin: origin})
@@ -291,7 +300,7 @@ var modelCommands = []string{"ask", "code", "architect", "context", "help", "tes
 // Code's local slash commands).
 func localCommand(text string) bool {
 	t := strings.TrimSpace(text)
-	if strings.HasPrefix(t, "!") {
+	if hasPrefix(t, "!") {
 		return true
 	}
 	name, ok := strings.CutPrefix(t, "/")
@@ -383,7 +392,7 @@ func (n *normalizer) put(line string, out *sdk.Out) {
 		n.answerFirst = ""
 	}
 	if n.kind == sdk.BlockText && n.answerFirst == "" && strings.TrimSpace(line) != "" {
-		n.answerFirst = strings.TrimSpace(line)
+		n.answerFirst = strings.Clone(strings.TrimSpace(line)) // kept: line is a view
 	}
 	if !n.has {
 		n.has, n.blank = true, 0
@@ -416,13 +425,13 @@ func newlines(k int) string {
 func (n *normalizer) block(line string) {
 	t := strings.TrimSpace(line)
 	switch {
-	case strings.HasPrefix(t, "<<<<<<< SEARCH"):
-		n.inBlock, n.file = 1, n.lastTxt
+	case hasPrefix(t, "<<<<<<< SEARCH"):
+		n.inBlock, n.file = 1, string(n.lastTxt)
 		n.search.Reset()
 		n.replace.Reset()
-	case n.inBlock == 1 && strings.HasPrefix(t, "=======") && len(strings.Trim(t, "=")) == 0:
+	case n.inBlock == 1 && hasPrefix(t, "=======") && len(strings.Trim(t, "=")) == 0:
 		n.inBlock = 2
-	case n.inBlock != 0 && strings.HasPrefix(t, ">>>>>>> REPLACE"):
+	case n.inBlock != 0 && hasPrefix(t, ">>>>>>> REPLACE"):
 		if n.kind != sdk.BlockThinking {
 			// A block drafted in the reasoning is no edit.
 			n.edits = append(n.edits, edit{file: n.file, search: n.search.String(), replace: n.replace.String()})
@@ -432,8 +441,8 @@ func (n *normalizer) block(line string) {
 		n.search.WriteString(line + "\n")
 	case n.inBlock == 2:
 		n.replace.WriteString(line + "\n")
-	case t != "" && !strings.HasPrefix(t, "```"):
-		n.lastTxt = t
+	case t != "" && !hasPrefix(t, "```"):
+		n.lastTxt = append(n.lastTxt[:0], t...) // kept: line is a view
 	}
 }
 
@@ -466,4 +475,13 @@ func (n *normalizer) End(out *sdk.Out) error {
 	n.closeAll(out)
 	n.endTrace(out)
 	return nil
+}
+
+// hasPrefix is strings.HasPrefix with the first bytes compared inline: a
+// line is tried against many prefixes, most of which differ from it in
+// the first byte, and TinyGo compares two strings with a call
+// (runtime.stringBytesEqual), which made a call of every test in the
+// wasm build.
+func hasPrefix(s, p string) bool {
+	return len(s) >= len(p) && (p == "" || s[0] == p[0]) && s[:len(p)] == p
 }

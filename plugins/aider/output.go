@@ -3,6 +3,8 @@ package aider
 import (
 	"strconv"
 	"strings"
+	"unicode/utf8"
+	"unsafe"
 
 	"github.com/twasm/twasm/abi/sdk"
 	"github.com/twasm/twasm/internal/wire"
@@ -11,18 +13,21 @@ import (
 // aider handles one of Aider's own lines ("> " stripped).
 func (n *normalizer) aider(s string, out *sdk.Out) {
 	n.start(out)
-	if n.traceback(s, out) {
+	// Read once: every test below that asks whether s is a question
+	// and its answer takes it from c.
+	c := parseConfirm(s)
+	if n.traceback(s, c, out) {
 		return
 	}
-	if n.afterError(s) {
+	if n.afterError(s, c) {
 		n.errLast = false
 	}
-	if n.failedReason(s, out) {
+	if n.failedReason(s, c, out) {
 		return
 	}
 	if n.running != "" {
 		switch {
-		case strings.HasPrefix(s, "Error running command: "):
+		case hasPrefix(s, "Error running command: "):
 			// run_cmd's error_print: the command could not run.
 			n.settleRunning("failed", out, s)
 			return
@@ -34,18 +39,18 @@ func (n *normalizer) aider(s string, out *sdk.Out) {
 			n.settleRunning("", out)
 		}
 	}
-	if !isConfirm(s) && s != "" {
-		n.shellOK = n.shellOK && strings.HasPrefix(s, "Running ")
+	if !c.ok && s != "" {
+		n.shellOK = n.shellOK && hasPrefix(s, "Running ")
 	}
 	switch {
-	case strings.HasPrefix(s, "Tokens: "):
+	case hasPrefix(s, "Tokens: "):
 		n.tokens(s, out)
 	case isOldUsage(s):
 		n.oldUsage(s, out)
-	case strings.HasPrefix(s, "Aider v"):
-		n.version = strings.TrimPrefix(s, "Aider ")
+	case hasPrefix(s, "Aider v"):
+		n.version = strings.Clone(strings.TrimPrefix(s, "Aider ")) // kept: s is a view of the line
 		out.Meta(sdk.Meta{ProviderVersion: sdk.S(n.version)})
-	case strings.HasPrefix(s, "Main model: ") || strings.HasPrefix(s, "Model: ") || strings.HasPrefix(s, "Models: "):
+	case hasPrefix(s, "Main model: ") || hasPrefix(s, "Model: ") || hasPrefix(s, "Models: "):
 		// "Model: gpt-4" (before v0.19), "Model: gpt-4 using diff edit
 		// format" (v0.19 to v0.28), "Models: gpt-4o with diff edit
 		// format, weak model gpt-4o-mini" (v0.29 to v0.50), "Main model:
@@ -53,27 +58,27 @@ func (n *normalizer) aider(s string, out *sdk.Out) {
 		m, format, _ := strings.Cut(s[strings.IndexByte(s, ':')+2:], " with ")
 		m, _, _ = strings.Cut(m, " using ")
 		m = strings.TrimSpace(m)
-		n.architect = strings.HasPrefix(format, "architect edit format")
+		n.architect = hasPrefix(format, "architect edit format")
 		if m == "" || m == n.model {
 			out.Ignored(sdk.S("model"))
 			return
 		}
 		out.Meta(sdk.Meta{Model: sdk.S(m), Override: n.model != ""})
-		n.model = m
-	case strings.HasPrefix(s, "Editor model: "):
+		n.model = strings.Clone(m) // kept: s is a view of the line
+	case hasPrefix(s, "Editor model: "):
 		// Architect mode's editor: the model of the answers to the
 		// architect's plans Aider hands it.
 		m, _, _ := strings.Cut(strings.TrimPrefix(s, "Editor model: "), " with ")
-		n.editorModel = strings.TrimSpace(m)
+		n.editorModel = strings.Clone(strings.TrimSpace(m)) // kept: s is a view of the line
 		out.Ignored(sdk.S("model"))
-	case strings.HasPrefix(s, "Applied edit to "):
+	case hasPrefix(s, "Applied edit to "):
 		n.applied(strings.TrimPrefix(s, "Applied edit to "), out)
-	case strings.HasPrefix(s, "Commit ") && isSHA(s[len("Commit "):]):
+	case hasPrefix(s, "Commit ") && isSHA(s[len("Commit "):]):
 		sha, msg, _ := strings.Cut(s[len("Commit "):], " ")
 		id := n.call(out, "git_commit", "execute", `{"sha":`+quote(sha)+`,"message":`+quote(msg)+`}`)
 		out.ToolResult(sdk.ToolResult{CallID: sdk.S(id), Name: sdk.S("git_commit"), Output: sdk.S(s), Status: sdk.S("completed")})
-	case strings.HasPrefix(s, "The LLM did not conform to the edit format") || strings.HasPrefix(s, "Malformed response #"),
-		strings.HasPrefix(s, "Exception while updating files:"):
+	case hasPrefix(s, "The LLM did not conform to the edit format") || hasPrefix(s, "Malformed response #"),
+		hasPrefix(s, "Exception while updating files:"):
 		// The edits failed: the answer's blocks were not applied
 		// (apply_updates: a malformed answer, or an exception while
 		// writing the files, its text on the next line).
@@ -83,34 +88,34 @@ func (n *normalizer) aider(s string, out *sdk.Out) {
 		// up to its last, are Aider's too (reflection).
 		n.reflect = reflectIn
 		out.Ignored(sdk.S("notice"))
-	case strings.HasPrefix(s, "Unable to commit: "):
+	case hasPrefix(s, "Unable to commit: "):
 		id := n.call(out, "git_commit", "execute", `{}`)
 		out.ToolResult(sdk.ToolResult{CallID: sdk.S(id), Name: sdk.S("git_commit"), Error: sdk.S(s), IsError: true, Status: sdk.S("failed")})
-	case n.errLast && isConfirm(s) && isURLOffer(s):
+	case n.errLast && c.ok && isURLOffer(c.q):
 		// Aider's offer to open the documentation URL of the error
 		// it just reported (check_and_open_urls, io.offer_url's own
 		// question): the error's report, not the session going on
 		// after the error.
 		out.Ignored(sdk.S("error_url_offer"))
-	case isConfirm(s):
-		n.confirm(s, out)
+	case c.ok:
+		n.confirm(c, out)
 	case isProviderError(s):
 		cls, msg := providerError(s)
 		out.Error(sdk.ProviderError{Message: sdk.S(msg), Code: sdk.S(cls)})
 		n.errLast = true
-	case strings.HasPrefix(s, "Retrying in "):
+	case hasPrefix(s, "Retrying in "):
 		out.Ignored(sdk.S("retry"))
 	case isInterrupt(s):
 		out.Ignored(sdk.S("interrupt"))
-	case strings.HasPrefix(s, "Running ") && n.shellOK:
+	case hasPrefix(s, "Running ") && n.shellOK:
 		n.runShell(strings.TrimPrefix(s, "Running "), out)
-	case strings.HasPrefix(s, "Model ") && strings.HasSuffix(s, " has hit a token limit!"):
+	case hasPrefix(s, "Model ") && strings.HasSuffix(s, " has hit a token limit!"):
 		// show_exhausted_error: the model's context window or output
 		// limit was exhausted and the request ended (its figures and
 		// advice follow, Aider's notices).
 		out.Error(sdk.ProviderError{Message: sdk.S(s), Code: sdk.S("token_limit")})
 		n.errLast = true
-	case strings.HasPrefix(s, "Empty response received from LLM."):
+	case hasPrefix(s, "Empty response received from LLM."):
 		// The model answered nothing (Aider's warning, "Check your
 		// provider account?"): the request failed.
 		out.Error(sdk.ProviderError{Message: sdk.S(s), Code: sdk.S("empty_response")})
@@ -186,23 +191,23 @@ func (n *normalizer) editFailed(s string, out *sdk.Out) {
 	b.WriteString("]}")
 	n.edits = n.edits[:0]
 	n.failed = n.call(out, "edit", "edit", b.String())
-	n.failedMsg = s
+	n.failedMsg = strings.Clone(s) // kept: s is a view of the line
 }
 
 // failedReason reads the Aider line after "The LLM did not conform to
 // the edit format.": the help page's address is passed over, the next
 // line is the reason, added to the failed edit's error. It reports
 // whether s was taken.
-func (n *normalizer) failedReason(s string, out *sdk.Out) bool {
+func (n *normalizer) failedReason(s string, c confirmation, out *sdk.Out) bool {
 	if n.failed == "" {
 		return false
 	}
-	if strings.HasPrefix(s, "Tokens: ") || strings.HasPrefix(s, "Applied edit to ") || isProviderError(s) || isConfirm(s) {
+	if hasPrefix(s, "Tokens: ") || hasPrefix(s, "Applied edit to ") || isProviderError(s) || c.ok {
 		// No reason was printed: this line is read as itself.
 		n.settleFailed(out)
 		return false
 	}
-	if strings.HasPrefix(s, "https://aider.chat/") && !n.failedURL {
+	if hasPrefix(s, "https://aider.chat/") && !n.failedURL {
 		n.failedURL = true
 		out.Ignored(sdk.S("notice"))
 		return true
@@ -231,7 +236,7 @@ func (n *normalizer) settleFailed(out *sdk.Out) {
 // reflection on blocks that failed: "# 1 SEARCH/REPLACE block failed to
 // match!", "# 2 SEARCH/REPLACE blocks failed to match!".
 func isMatchFailure(s string) bool {
-	return strings.HasPrefix(s, "# ") && strings.Contains(s, " SEARCH/REPLACE block") && strings.HasSuffix(strings.TrimSpace(s), "failed to match!")
+	return hasPrefix(s, "# ") && strings.Contains(s, " SEARCH/REPLACE block") && strings.HasSuffix(strings.TrimSpace(s), "failed to match!")
 }
 
 // Where a line is in Aider's reflection on SEARCH/REPLACE blocks that
@@ -259,11 +264,11 @@ const reflectOther = "# The other "
 func reflectNext(r int, line string) int {
 	t := strings.TrimSpace(line)
 	switch {
-	case strings.HasPrefix(t, reflectOther):
+	case hasPrefix(t, reflectOther):
 		return reflectOthers
-	case r == reflectIn && strings.HasPrefix(t, "The SEARCH section must exactly match"):
+	case r == reflectIn && hasPrefix(t, "The SEARCH section must exactly match"):
 		return reflectTail
-	case r == reflectOthers && strings.HasPrefix(t, "Just reply with fixed versions of the"):
+	case r == reflectOthers && hasPrefix(t, "Just reply with fixed versions of the"):
 		return reflectNone
 	}
 	return r
@@ -277,13 +282,6 @@ func sameFile(blockFile, file string) bool {
 	return norm(f) == norm(file) || strings.HasSuffix(norm(f), "/"+norm(file)) || strings.HasSuffix(norm(file), "/"+norm(f))
 }
 
-// isConfirm reports whether s is a question Aider asked the user and
-// its answer (parseConfirm).
-func isConfirm(s string) bool {
-	_, _, ok := parseConfirm(s)
-	return ok
-}
-
 // parseConfirm splits a line of Aider's confirm_ask (aider/io.py) into
 // its question and the answer, in each shape Aider wrote it:
 //
@@ -292,7 +290,7 @@ func isConfirm(s string) bool {
 //   - v0.52: "... [Y/n] y" (also "[y/N]", "[y/n]"), the answer y or n;
 //   - v0.5 to v0.51: "...? y", the question and what the user typed
 //     (y, n, yes, no; "yes" or "no" for --yes).
-func parseConfirm(s string) (q, ans string, ok bool) {
+func parseConfirm(s string) confirmation {
 	// Each shape is looked for only in a line holding its first byte
 	// ("(", "[", "?"): most lines hold none, and each search for a
 	// string costs a pass over the line (strings.LastIndex hashes every
@@ -302,29 +300,37 @@ func parseConfirm(s string) (q, ans string, ok bool) {
 	if wire.IndexByte(s, '(') >= 0 {
 		if i := strings.Index(s, "(Y)es/(N)o"); i >= 0 {
 			if j := strings.LastIndex(s, "]:"); j > i {
-				return strings.TrimSpace(s[:j+1]), strings.TrimSpace(s[j+2:]), true
+				return confirmation{strings.TrimSpace(s[:j+1]), strings.TrimSpace(s[j+2:]), true}
 			}
-			return "", "", false
+			return confirmation{}
 		}
 	}
 	if wire.IndexByte(s, '[') >= 0 {
 		for _, tag := range []string{"[Y/n]", "[y/N]", "[y/n]"} {
 			if j := strings.LastIndex(s, tag); j > 0 {
 				if a := strings.TrimSpace(s[j+len(tag):]); isYesNo(a) {
-					return strings.TrimSpace(s[:j+len(tag)]), a, true
+					return confirmation{strings.TrimSpace(s[:j+len(tag)]), a, true}
 				}
 			}
 		}
 	}
 	if wire.IndexByte(s, '?') < 0 {
-		return "", "", false
+		return confirmation{}
 	}
 	if j := strings.LastIndex(s, "? "); j > 0 {
 		if a := strings.TrimSpace(s[j+2:]); isYesNo(a) {
-			return s[:j+1], a, true
+			return confirmation{s[:j+1], a, true}
 		}
 	}
-	return "", "", false
+	return confirmation{}
+}
+
+// confirmation is a line of Aider's confirm_ask read by parseConfirm:
+// the question and the answer (views of the line), ok when the line is
+// one.
+type confirmation struct {
+	q, ans string
+	ok     bool
 }
 
 // isYesNo reports whether a is an answer Aider's older confirmations
@@ -342,20 +348,22 @@ func isYesNo(a string) bool {
 // (every version) takes an answer for yes when it starts with "y", or
 // with "a" for "(A)ll" (v0.53 on); no, "(S)kip all" and "(D)on't ask
 // again" are each a no.
-func (n *normalizer) confirm(s string, out *sdk.Out) {
-	q, ans, _ := parseConfirm(s)
+func (n *normalizer) confirm(c confirmation, out *sdk.Out) {
+	q, ans := c.q, c.ans
 	id := n.call(out, "confirm", "other", `{"question":`+quote(q)+`}`)
 	r := sdk.ToolResult{CallID: sdk.S(id), Name: sdk.S("confirm"), Output: sdk.S(ans), Status: sdk.S("completed")}
 	if declined(ans) {
 		r.Status = sdk.S("declined")
 	}
 	out.ToolResult(r)
-	n.shellOK = strings.HasPrefix(q, "Run shell command") && !declined(ans)
+	n.shellOK = hasPrefix(q, "Run shell command") && !declined(ans)
 }
 
 // isInterrupt reports whether s is Aider's notice of a Ctrl-C.
 func isInterrupt(s string) bool {
-	return strings.Contains(s, "^C KeyboardInterrupt") || strings.Contains(s, "^C again to exit")
+	// Sought only in a line holding a '^' (eight bytes a step: see
+	// parseConfirm): most lines hold none.
+	return wire.IndexByte(s, '^') >= 0 && (strings.Contains(s, "^C KeyboardInterrupt") || strings.Contains(s, "^C again to exit"))
 }
 
 // runShell reports a shell command Aider ran after the user allowed it
@@ -398,7 +406,7 @@ func (n *normalizer) settleRunning(status string, out *sdk.Out, msg ...string) {
 // for "(A)ll"; no, "(S)kip all" and "(D)on't ask again" are each a no.
 func declined(ans string) bool {
 	a := strings.ToLower(strings.TrimSpace(ans))
-	return !strings.HasPrefix(a, "y") && !strings.HasPrefix(a, "a")
+	return !hasPrefix(a, "y") && !hasPrefix(a, "a")
 }
 
 // confirmEcho reports whether a prompt line is the echo of a
@@ -463,7 +471,7 @@ func (n *normalizer) cost(s string, out *sdk.Out) bool {
 	found := false
 	for _, part := range strings.Split(s, ", ") {
 		num, what, _ := strings.Cut(strings.TrimSpace(part), " ")
-		if !strings.HasPrefix(strings.TrimSpace(what), "session") || !strings.HasPrefix(num, "$") {
+		if !hasPrefix(strings.TrimSpace(what), "session") || !hasPrefix(num, "$") {
 			continue
 		}
 		if usd, err := strconv.ParseFloat(strings.ReplaceAll(num[1:], ",", ""), 64); err == nil && usd >= 0 {
@@ -494,7 +502,7 @@ func (n *normalizer) warnRounded(out *sdk.Out) {
 // completion tokens, $0.001234 cost".
 func isOldUsage(s string) bool {
 	num, rest, ok := strings.Cut(s, " ")
-	if !ok || !strings.HasPrefix(rest, "prompt tokens, ") || !strings.Contains(rest, " completion tokens") {
+	if !ok || !hasPrefix(rest, "prompt tokens, ") || !strings.Contains(rest, " completion tokens") {
 		return false
 	}
 	_, _, ok = figure(num)
@@ -518,7 +526,7 @@ func (n *normalizer) oldUsage(s string, out *sdk.Out) {
 			if v, _, ok := figure(num); ok {
 				u.Output = sdk.N(v)
 			}
-		case what == "cost" && strings.HasPrefix(num, "$"):
+		case what == "cost" && hasPrefix(num, "$"):
 			if usd, err := strconv.ParseFloat(num[1:], 64); err == nil && usd >= 0 {
 				cost, hasCost = usd, true
 			}
@@ -537,7 +545,7 @@ func (n *normalizer) oldUsage(s string, out *sdk.Out) {
 // Aider logged it (providerError).
 func isProviderError(s string) bool {
 	prefix, rest := cutErrorPrefix(s)
-	return strings.HasPrefix(rest, "litellm.") && strings.Contains(rest, "Error") || prefix != ""
+	return hasPrefix(rest, "litellm.") && strings.Contains(rest, "Error") || prefix != ""
 }
 
 // cutErrorPrefix cuts the words Aider v0.3x to v0.5x put before an
@@ -558,7 +566,7 @@ func cutErrorPrefix(s string) (prefix, rest string) {
 // litellm.APIConnectionError: message".
 func providerError(s string) (cls, msg string) {
 	prefix, rest := cutErrorPrefix(s)
-	if c, m, ok := strings.Cut(strings.TrimPrefix(rest, "litellm."), ":"); ok && strings.HasPrefix(rest, "litellm.") {
+	if c, m, ok := strings.Cut(strings.TrimPrefix(rest, "litellm."), ":"); ok && hasPrefix(rest, "litellm.") {
 		return c, strings.TrimSpace(m)
 	}
 	return prefix, strings.TrimSpace(rest)
@@ -584,7 +592,14 @@ func figure(s string) (v int64, exact, ok bool) {
 // quote is s as a JSON string.
 func quote(s string) string {
 	const hex = "0123456789abcdef"
-	s = strings.ToValidUTF8(s, "\uFFFD")
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			// Not ASCII: ToValidUTF8 decodes it rune by rune, which
+			// an ASCII line (most) does not need.
+			s = strings.ToValidUTF8(s, "\uFFFD")
+			break
+		}
+	}
 	b := make([]byte, 0, len(s)+2)
 	b = append(b, '"')
 	for i := 0; i < len(s); i++ {
@@ -597,33 +612,35 @@ func quote(s string) string {
 			b = append(b, c)
 		}
 	}
-	return string(append(b, '"'))
+	b = append(b, '"')
+	// b is never written again: the string may share it (one
+	// allocation, not two).
+	return unsafe.String(unsafe.SliceData(b), len(b))
 }
 
 // offerURL is the question of io.offer_url when its caller names none:
 // Aider's offer to open an error's documentation URL.
 const offerURL = "Open URL for more info?"
 
-// isURLOffer reports whether confirmation line s is io.offer_url's
-// question of its own (its choices follow it).
-func isURLOffer(s string) bool {
-	q, _, _ := parseConfirm(s)
-	return strings.HasPrefix(q, offerURL)
+// isURLOffer reports whether question q of a confirmation line is
+// io.offer_url's question of its own (its choices follow it).
+func isURLOffer(q string) bool {
+	return hasPrefix(q, offerURL)
 }
 
 // afterError reports whether Aider's line s is an event of the session
 // (a usage report, an edit, a commit, a question other than an error's
 // offer of its URL, a shell command, an edit-format failure): one that
 // comes after an error, not in its report.
-func (n *normalizer) afterError(s string) bool {
-	if isConfirm(s) {
-		return !isURLOffer(s)
+func (n *normalizer) afterError(s string, c confirmation) bool {
+	if c.ok {
+		return !isURLOffer(c.q)
 	}
 	switch {
-	case strings.HasPrefix(s, "Tokens: "), isOldUsage(s), strings.HasPrefix(s, "Applied edit to "),
-		strings.HasPrefix(s, "Commit ") && isSHA(s[len("Commit "):]), strings.HasPrefix(s, "Unable to commit: "),
-		strings.HasPrefix(s, "Running ") && n.shellOK, isMatchFailure(s),
-		strings.HasPrefix(s, "The LLM did not conform to the edit format"), strings.HasPrefix(s, "Malformed response #"):
+	case hasPrefix(s, "Tokens: "), isOldUsage(s), hasPrefix(s, "Applied edit to "),
+		hasPrefix(s, "Commit ") && isSHA(s[len("Commit "):]), hasPrefix(s, "Unable to commit: "),
+		hasPrefix(s, "Running ") && n.shellOK, isMatchFailure(s),
+		hasPrefix(s, "The LLM did not conform to the edit format"), hasPrefix(s, "Malformed response #"):
 		return true
 	}
 	return false
@@ -640,7 +657,7 @@ func (n *normalizer) afterError(s string) bool {
 // is that error's report. Any of Aider's events ends it (afterError, a
 // provider error, "Retrying in ...", a question), and so does a line not
 // of Aider's (Line) and the end of the input.
-func (n *normalizer) traceback(s string, out *sdk.Out) bool {
+func (n *normalizer) traceback(s string, c confirmation, out *sdk.Out) bool {
 	if s == "Traceback (most recent call last):" {
 		if !n.trace {
 			n.trace, n.traceOwn, n.traceCls, n.traceMsg = true, !n.errLast, "", ""
@@ -651,12 +668,12 @@ func (n *normalizer) traceback(s string, out *sdk.Out) bool {
 	if !n.trace {
 		return false
 	}
-	if n.afterError(s) || isProviderError(s) || isConfirm(s) || strings.HasPrefix(s, "Retrying in ") {
+	if n.afterError(s, c) || isProviderError(s) || c.ok || hasPrefix(s, "Retrying in ") {
 		n.endTrace(out)
 		return false
 	}
 	if cls, msg, ok := exceptionLine(s); ok {
-		n.traceCls, n.traceMsg = cls, msg
+		n.traceCls, n.traceMsg = strings.Clone(cls), strings.Clone(msg) // kept: s is a view of the line
 	} else if n.traceMsg != "" && s == n.traceMsg && n.traceOwn {
 		// str(err): Aider's error line, the exception's message.
 		n.trace = false

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unsafe"
 
 	"github.com/twasm/twasm/abi"
 	"github.com/twasm/twasm/abi/sdk"
@@ -34,17 +35,24 @@ func (n *normalizer) apiHistory(msgs abi.Value, out *sdk.Out) {
 			continue
 		}
 		n.compaction(m, out)
-		key := "m" + strconv.Itoa(i)
-		if v := n.versions[i]; v > 0 {
-			key += "." + strconv.Itoa(v)
+		// The key "m<i>[.<version>]" in a buffer of the normalizer's,
+		// written again for the next message: the key is passed only
+		// to this message's Out calls, and a Str needs to be valid
+		// only until the Out method it is passed to returns. (Two to
+		// four allocations a message in TinyGo, the most of any site.)
+		n.keyBuf = strconv.AppendInt(append(n.keyBuf[:0], 'm'), int64(i), 10)
+		at := n.slot(i)
+		if v := at.versions; v > 0 {
+			n.keyBuf = strconv.AppendInt(append(n.keyBuf, '.'), int64(v), 10)
 		}
-		n.versions[i]++
+		at.versions++
+		key := sdk.S(unsafe.String(unsafe.SliceData(n.keyBuf), len(n.keyBuf)))
 		n.revising = n.changedInPlace(i, m)
 		switch sdk.Name(m.Get("role")) {
 		case "assistant":
-			n.assistant(m, i, sdk.S(key), out)
+			n.assistant(m, i, key, out)
 		case "user":
-			n.user(m, i, sdk.S(key), out)
+			n.user(m, i, key, out)
 		case "":
 			if m.Get("type").Is("reasoning") {
 				// Roo Code 3.31.2 to 3.32.0 (0fdbd392e8) kept an OpenAI
@@ -78,12 +86,13 @@ func (n *normalizer) apiHistory(msgs abi.Value, out *sdk.Out) {
 // message's index for its XML tools).
 func (n *normalizer) changedInPlace(i int, m abi.Value) bool {
 	ts, _ := m.Get("ts").Int()
-	if n.versions[i] <= 1 {
-		n.tsAt[i] = ts
+	at := n.slot(i)
+	if at.versions <= 1 {
+		at.ts = ts
 		return false
 	}
-	same := n.tsAt[i] == ts
-	n.tsAt[i] = ts
+	same := at.ts == ts
+	at.ts = ts
 	return same
 }
 
@@ -288,7 +297,9 @@ func (n *normalizer) assistantText(t abi.Value, idx int, key sdk.Str, xml *int, 
 	if t.Kind() != abi.KindString {
 		return
 	}
-	s := t.String()
+	// A view of the line (no copy): what is kept of it, a call's name,
+	// is copied.
+	s := sdk.View(t)
 	uses := xmlToolUses(s)
 	if len(uses) == 0 {
 		out.Block(key, -1, sdk.Block{Type: sdk.BlockText, Text: sdk.Text(t)})
@@ -307,7 +318,7 @@ func (n *normalizer) assistantText(t abi.Value, idx int, key sdk.Str, xml *int, 
 		if c, ok := u.param("command"); ok {
 			cmd = sdk.S(c)
 		}
-		addCall(id, u.name, input, cmd)
+		addCall(id, strings.Clone(u.name), input, cmd) // kept (pending)
 		pos = u.end
 	}
 	if after := strings.TrimSpace(s[pos:]); after != "" {

@@ -126,15 +126,17 @@ type normalizer struct {
 	// kilo says the folder is Kilo Code's (the facts line's store),
 	// whose UI messages changed what tokensIn counts later than Roo
 	// Code's (grossInput).
-	kilo     bool
-	cwdSent  bool // a history item's workspace was reported
-	api, ui  []uint64
-	versions map[int]int // api index -> versions written
-	// tsAt is the ts of the message read last at each api index (0
-	// none); revising says the message being written is a version of
-	// the one read there before, changed in place (changedInPlace).
-	tsAt     map[int]int64
+	kilo    bool
+	cwdSent bool // a history item's workspace was reported
+	api, ui []uint64
+	// apiAt is, by api index, the versions of the message there written
+	// and the ts of the one read last (0 none): a slice, not maps
+	// (TinyGo's maps cost a wasm build most of a message's own work);
+	// revising says the message being written is a version of the one
+	// read there before, changed in place (changedInPlace).
+	apiAt    []apiSlot
 	revising bool
+	keyBuf   []byte // apiHistory's message key, written for each message
 	// started is when the session of a sessions folder started, as its
 	// id states it (epoch ms; 0 when not known): a message dated before
 	// it was copied from the session this one was forked from (see
@@ -253,8 +255,22 @@ type streamFail struct {
 
 type pendingCall struct{ id, name string }
 
+// apiSlot is what is known of an index of the conversation (apiAt).
+type apiSlot struct {
+	versions int   // versions written
+	ts       int64 // the ts of the message read there last (0 none)
+}
+
+// slot is the apiSlot of index i, made when there is none yet.
+func (n *normalizer) slot(i int) *apiSlot {
+	if i >= len(n.apiAt) {
+		n.apiAt = append(n.apiAt, make([]apiSlot, i+1-len(n.apiAt))...)
+	}
+	return &n.apiAt[i]
+}
+
 func newNormalizer() *normalizer {
-	return &normalizer{versions: map[int]int{}, tsAt: map[int]int64{}, counted: map[int]bool{}, uiMapped: map[int64]bool{}}
+	return &normalizer{counted: map[int]bool{}, uiMapped: map[int64]bool{}}
 }
 
 // Line implements sdk.Normalizer.
@@ -352,10 +368,11 @@ func (n *normalizer) twasm(v, t abi.Value, out *sdk.Out) {
 		if n.sawTask {
 			n.uiContinued(out)
 		}
-		n.kilo = strings.HasPrefix(v.Get("store").String(), "Kilo Code")
-		if id := v.Get("name").String(); id != "" && n.taskID == "" {
-			n.taskID = id
-			out.Meta(sdk.Meta{SessionID: sdk.S(id)})
+		// Views of the line (no copy), the name copied once kept.
+		n.kilo = strings.HasPrefix(sdk.View(v.Get("store")), "Kilo Code")
+		if id := sdk.View(v.Get("name")); id != "" && n.taskID == "" {
+			n.taskID = strings.Clone(id)
+			out.Meta(sdk.Meta{SessionID: sdk.S(n.taskID)})
 			return
 		}
 		out.Ignored(sdk.S("twasm_source"))

@@ -30,6 +30,10 @@ func (n *normalizer) uiMessages(msgs abi.Value, out *sdk.Out) {
 	// api_req_started once the response is in, or says why it ended)
 	// is a turn not finished: the task was read in its middle.
 	// A version equal to the one read before says what it said.
+	// lastReq is the index of the last API request when !same (-1
+	// none), whose text was parsed for n.uiRunning: the tail's loop
+	// below, which runs only then, asks the same of it.
+	lastReq := -1
 	if !same {
 		n.uiRunning, n.uiCancelled = false, false
 		n.uiRetry = ""
@@ -38,6 +42,7 @@ func (n *normalizer) uiMessages(msgs abi.Value, out *sdk.Out) {
 		}
 		for i := len(hashes) - 1; i >= 0; i-- {
 			if m := elems[i]; m.Get("say").Is("api_req_started") {
+				lastReq = i
 				if doc, ok := sdk.ParseText(m.Get("text")); ok {
 					info := doc.Root()
 					n.uiRunning = running(info)
@@ -51,7 +56,7 @@ func (n *normalizer) uiMessages(msgs abi.Value, out *sdk.Out) {
 	for i := len(hashes) - 1; i >= 0 && len(todo) > 0; i-- {
 		m := elems[i]
 		say := m.Get("say")
-		if say.Is("api_req_started") && requestRunning(m) {
+		if say.Is("api_req_started") && (i == lastReq && n.uiRunning || i != lastReq && requestRunning(m)) {
 			continue
 		}
 		if say.Is("api_req_started") || say.Is("text") || say.Is("tool") ||

@@ -63,10 +63,22 @@ func (n *normalizer) uiWritten(it uiItem) {
 // uiKind is the kind of a UI message: its say, or "ask:" and its ask.
 func uiKind(m abi.Value) string {
 	if m.Get("type").Is("ask") {
-		return "ask:" + sdk.Name(m.Get("ask"))
+		a := sdk.Name(m.Get("ask"))
+		for _, k := range askKinds {
+			if len(k) == len("ask:")+len(a) && k[len("ask:"):] == a {
+				return k // no concatenation (an allocation in TinyGo)
+			}
+		}
+		return "ask:" + a
 	}
 	return sdk.Name(m.Get("say"))
 }
+
+// askKinds are the kinds of the asks the plugin tells apart (uiKind).
+var askKinds = [...]string{"ask:followup", "ask:plan_mode_respond", "ask:act_mode_respond", "ask:tool",
+	"ask:command", "ask:command_output", "ask:use_mcp_server", "ask:completion_result", "ask:api_req_failed",
+	"ask:mistake_limit_reached", "ask:new_task", "ask:condense", "ask:report_bug", "ask:resume_task",
+	"ask:resume_completed_task", "ask:summarize_task"}
 
 // stashConversation keeps the conversation elements of a version of the
 // UI's messages (todo: the new or changed ones) to be written; a partial
