@@ -240,7 +240,15 @@
 //     code without validating it again: whoever can write it can run code
 //     in twasm. It is trusted like the binary; its key means a changed
 //     module is never served stale code. Unwritable, it is replaced by an
-//     in-memory cache (slower starts, same results).
+//     in-memory cache (slower starts, same results). An entry damaged on
+//     disk is rejected where wazero can tell (a checksum of the code, the
+//     lengths it reads: a flipped bit in the code, a file cut short or
+//     not an entry; the function offsets before the code are not
+//     covered): the compile fails on it, and the host then drops the
+//     cache's compiled code (wazero does not say which entry; only whole
+//     entries, named by their key) and compiles the module again, once,
+//     with a warning, so that the plugin loads and is instrumented as
+//     before rather than failing or running uninstrumented.
 //   - The manifest cache (wazero/manifests/): per external plugin file,
 //     keyed by crc32c and size, its manifest and sha256 after a load
 //     (<key>.json), or the error of a failed load and its sha256

@@ -3,8 +3,15 @@ package host
 import (
 	"context"
 	"crypto/rand"
+	"encoding/hex"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	goruntime "runtime"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -109,13 +116,13 @@ func (rt *Runtime) compile(ctx context.Context, wasm []byte, src Source) (wazero
 	if src.Bundled && wasminterrupt.Instrumented(wasm) {
 		// The build instrumented it (internal/tools/bundlerecord); trusted,
 		// like every byte of the binary.
-		c, err := compileModule(ctx, rt.trusted, wasm)
+		c, err := rt.compileModule(ctx, rt.trusted, wasm, src.Path)
 		return rt.trusted, c, err
 	}
 	code, err := wasminterrupt.Instrument(wasm)
 	if err == nil {
 		var c wazero.CompiledModule
-		if c, err = compileModule(ctx, rt.trusted, code); err == nil {
+		if c, err = rt.compileModule(ctx, rt.trusted, code, src.Path); err == nil {
 			return rt.trusted, c, nil
 		}
 	}
@@ -126,8 +133,83 @@ func (rt *Runtime) compile(ctx context.Context, wasm []byte, src Source) (wazero
 	if err != nil {
 		return nil, nil, err
 	}
-	c, err := compileModule(ctx, sandboxed, wasm)
+	c, err := rt.compileModule(ctx, sandboxed, wasm, src.Path)
 	return sandboxed, c, err
+}
+
+// rt.compileModule is compileModule, compiling again once when the
+// compilation cache's entry for the module is damaged (cacheDamaged): the
+// entries are dropped (dropCompiledCode), so the module is compiled anew
+// and its entry written again whole. wazero rejects such an entry (a
+// checksum of the code it holds, the lengths it reads) but fails the
+// compile with it rather than compiling: a bit flipped on disk made
+// every later load of a bundled plugin fail, as "not a valid
+// WebAssembly module", and an external one run with context-based
+// timeouts (uninstrumented, about 3x slower), until the user deleted the
+// cache.
+func (rt *Runtime) compileModule(ctx context.Context, r wazero.Runtime, wasm []byte, path string) (wazero.CompiledModule, error) {
+	c, err := compileModule(ctx, r, wasm)
+	if err == nil || rt.s.cacheDir == "" || !cacheDamaged(err) {
+		return c, err
+	}
+	n, derr := dropCompiledCode(rt.s.cacheDir)
+	rt.s.logger.Warn("twasm host: the compilation cache is damaged; its compiled code was dropped and the plugin is compiled again",
+		"path", path, "dir", rt.s.cacheDir, "err", err, "dropped", n, "drop_err", derr)
+	return compileModule(ctx, r, wasm)
+}
+
+// cacheDamaged says whether a compile failed on the compilation cache's
+// entry for the module (wazero's errors reading it start with
+// "compilationcache:"), not on the module: an entry that is cut short,
+// holds other bytes, or whose code does not match its checksum. A
+// mapping for the code that cannot be made is not damage.
+func cacheDamaged(err error) bool {
+	msg := err.Error()
+	return strings.HasPrefix(msg, "compilationcache:") && !strings.Contains(msg, "mmapping")
+}
+
+// dropCompiledCode removes the compiled modules from the compilation
+// cache under dir (wazero's directory for this architecture and system,
+// of each wazero version): wazero's error does not say which entry is
+// damaged. Only whole entries are removed (named by their key, 64 hex
+// digits), not a file another process is writing (wazero writes an
+// entry under a temporary name and renames it), nor the manifest cache.
+// Each module is then compiled again on its first use.
+func dropCompiledCode(dir string) (int, error) {
+	dirs, err := filepath.Glob(filepath.Join(dir, "wazero-*-"+goruntime.GOARCH+"-"+goruntime.GOOS))
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	var errs []error
+	for _, d := range dirs {
+		ents, err := os.ReadDir(d)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		for _, e := range ents {
+			if !e.Type().IsRegular() || !cacheKey(e.Name()) {
+				continue
+			}
+			if err := os.Remove(filepath.Join(d, e.Name())); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				errs = append(errs, err)
+				continue
+			}
+			n++
+		}
+	}
+	return n, errors.Join(errs...)
+}
+
+// cacheKey says whether name is a compilation cache entry's: a sha256 in
+// hex.
+func cacheKey(name string) bool {
+	if len(name) != 64 {
+		return false
+	}
+	_, err := hex.DecodeString(name)
+	return err == nil
 }
 
 // compileModule is r.CompileModule, with a panic of wazero's on the
