@@ -61,7 +61,7 @@ type normalizer struct {
 	// included): a record read again byte for byte is a replay (a file
 	// copied after itself), every fragment of a message included; another
 	// record of the uuid of the message held open is a fragment of it.
-	records map[uint64]bool
+	records sdk.HashSet
 	held    held // the assistant message held open for its fragments (message.go)
 	// calls and resulted are kept by the call's scope and id (callKey):
 	// a sidechain sub-agent's call may reuse the id of a call of the
@@ -155,7 +155,7 @@ func (n *normalizer) object(v abi.Value, no int, raw []byte, out *sdk.Out) {
 	fragment := false
 	if id := v.Get("uuid"); id.Kind() == abi.KindString && !id.Is("") {
 		h := sdk.Hash64(sdk.TrimSpace(raw))
-		if n.records[h] {
+		if n.records.Has(h) {
 			// The same record again (a file copied after itself).
 			out.Ignored(sdk.S("(replayed record)"))
 			return
@@ -165,10 +165,7 @@ func (n *normalizer) object(v abi.Value, no int, raw []byte, out *sdk.Out) {
 			// joins the records that share a uuid (aggregateRecords).
 			fragment = true
 		}
-		if n.records == nil {
-			n.records = map[uint64]bool{}
-		}
-		n.records[h] = true
+		n.records.Add(h)
 	}
 	if !fragment && !(t.Is("system") && v.Get("subtype").Is("ui_telemetry")) {
 		// Any other record ends the message held open (a telemetry
