@@ -98,7 +98,16 @@ func (v Value) Get(key string) Value {
 		end = len(toks)
 	}
 	h := keyHash(key)
-	dict := d.Keys
+	// A keyed token carries 1 + the number of its key in the declared
+	// keys (Doc.Keys): key's tokens carry want, found here once, so that
+	// each keyed member is skipped on one compare of integers the loop
+	// holds (no load of the set's tables per member, each a bounds check
+	// inside WebAssembly). want is 0 when key is not declared: no keyed
+	// token in range is key then.
+	want, nk := 0, 0
+	if dict := d.Keys; dict != nil {
+		want, nk = dict.number(h, key), len(dict.w.Names)
+	}
 	for k := i + 1; k+1 < end; {
 		kt := &toks[k]
 		// Keyed and hashed keys (the common cases) are skipped on one
@@ -109,8 +118,8 @@ func (v Value) Get(key string) Value {
 				return Value{d: d, i: k + 1}
 			}
 		case flagKeyed:
-			if j := int(kt.Hash) - 1; dict != nil && uint(j) < uint(len(dict.w.Names)) {
-				if dict.w.Hash[j] == h && sameString(dict.w.Names[j], key) {
+			if n := int(kt.Hash); uint(n-1) < uint(nk) {
+				if n == want {
 					return Value{d: d, i: k + 1}
 				}
 			} else if keyEquals(d.Line[kt.Start:kt.End], kt.Flags, key) {
@@ -386,6 +395,19 @@ type KeySet struct {
 
 // NewKeySet prepares names (at most 255) for Lookup.
 func NewKeySet(names ...string) *KeySet { return &KeySet{w: *wire.NewKeySet(names...)} }
+
+// number returns 1 + the index of key (whose hash is h) in the set, the
+// number the host marks key's tokens with (the first such index, as the
+// host finds it, when a name repeats), or 0 when key is not in the set.
+func (ks *KeySet) number(h uint16, key string) int {
+	w := &ks.w
+	for j := int(w.Head[uint8(h)]) - 1; j >= 0; j = int(w.Next[j]) - 1 {
+		if w.Hash[j] == h && sameString(w.Names[j], key) {
+			return j + 1
+		}
+	}
+	return 0
+}
 
 // Names returns the names of the set, in order. The slice must not be
 // modified.

@@ -76,7 +76,7 @@ type normalizer struct {
 	// turns how many there were: a history rewrite ($set messages)
 	// repeats none of them.
 	called  map[string]bool
-	sayings map[uint64]bool
+	sayings sdk.HashSet
 	turns   int
 	// idle: the session's last turn ended with an answer (a gemini
 	// record with text and no calls) and no prompt or call followed it;

@@ -270,29 +270,22 @@ func (n *normalizer) seen(id abi.Value) {
 
 // said notes what a reported user or gemini record says, for copied.
 func (n *normalizer) said(m, t abi.Value) {
-	if n.sayings == nil {
-		n.sayings = map[uint64]bool{}
-	}
-	n.sayings[n.saying(m, t)] = true
+	n.sayings.Add(n.saying(m, t))
 }
 
-// saying is a 64-bit FNV-1a hash of a record's type and text: what it
-// says, kept small (a session's text is not held twice).
+// saying is a 64-bit hash (sdk.Hash64) of a record's type and text:
+// what it says, kept small (a session's text is not held twice).
 func (n *normalizer) saying(m, t abi.Value) uint64 {
-	n.scratch = append(append(n.scratch[:0], t.String()...), 0)
+	n.scratch = append(t.AppendText(n.scratch[:0]), 0)
 	n.scratch = contentText(n.scratch, m.Get("content"))
-	h := uint64(14695981039346656037)
-	for _, c := range n.scratch {
-		h = (h ^ uint64(c)) * 1099511628211
-	}
-	return h
+	return sdk.Hash64(n.scratch)
 }
 
 // copied reports whether a message of a history rewrite repeats one
 // already reported: of the same type, with the same text, and every call
 // or call result it holds reported (a call's id is known).
 func (n *normalizer) copied(m, t abi.Value) bool {
-	if !n.sayings[n.saying(m, t)] {
+	if !n.sayings.Has(n.saying(m, t)) {
 		return false
 	}
 	it := m.Get("content").Iter()

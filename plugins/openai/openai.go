@@ -65,10 +65,11 @@ type normalizer struct {
 	resps   map[string]*resp // by response id
 	items   map[string]*item // by output item id
 	parts   map[partKey]*slot
-	calls   map[string]int  // tool.calls reported per call id (see settled)
-	results map[string]int  // tool.results reported per call id
-	search  string          // the latest tool_search call, for a server-run output naming none
-	prompts map[uint64]bool // hashes of request-side texts already reported
+	calls   map[string]int // tool.calls reported per call id (see settled)
+	results map[string]int // tool.results reported per call id
+	search  string         // the latest tool_search call, for a server-run output naming none
+	prompts sdk.HashSet    // hashes of request-side texts already reported
+	said    []byte         // a role and a text, hashed into prompts
 }
 
 func newNormalizer() *normalizer {
@@ -78,7 +79,6 @@ func newNormalizer() *normalizer {
 		parts:   map[partKey]*slot{},
 		calls:   map[string]int{},
 		results: map[string]int{},
-		prompts: map[uint64]bool{},
 	}
 }
 
@@ -548,19 +548,6 @@ func itoa(v int64) string {
 		return "-" + string(pad(nil, -v, 1))
 	}
 	return string(pad(nil, v, 1))
-}
-
-// hash is FNV-1a, for remembering texts without keeping them.
-func hash(seed uint64, b []byte) uint64 {
-	h := seed
-	if h == 0 {
-		h = 14695981039346656037
-	}
-	for _, c := range b {
-		h ^= uint64(c)
-		h *= 1099511628211
-	}
-	return h
 }
 
 func lower(s string) string {

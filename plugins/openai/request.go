@@ -17,11 +17,12 @@ func (n *normalizer) promptText(p *prompt, role string, v abi.Value, out *sdk.Ou
 	if v.Kind() != abi.KindString || sdk.Text(v).IsEmpty() {
 		return
 	}
-	h := hash(hash(0, []byte(role)), v.Raw())
-	if n.prompts[h] {
+	// Remembered by a hash of the role and the text's JSON, not kept.
+	n.said = append(append(append(n.said[:0], role...), 0), v.Raw()...)
+	h := sdk.Hash64(n.said)
+	if !n.prompts.Add(h) {
 		return
 	}
-	n.prompts[h] = true
 	origin := sdk.OriginPrompt
 	if role != "user" {
 		origin = sdk.OriginSystemPrompt

@@ -28,16 +28,16 @@ type held struct {
 // whose parts follow the earlier ones'.
 func (n *normalizer) assistant(r record, out *sdk.Out, fragment bool) {
 	key := r.key()
-	model := r.v.Get("model")
+	model := r.f[kModel]
 	if !fragment {
 		n.held = held{key: key.String(), scope: r.scope.String()}
 	}
-	out.Open(key, sdk.Message{ID: sdk.StringOf(r.v.Get("uuid")), Model: sdk.StringOf(model), Scope: r.scope, Time: r.ts})
+	out.Open(key, sdk.Message{ID: sdk.StringOf(r.f[kUUID]), Model: sdk.StringOf(model), Scope: r.scope, Time: r.ts})
 	if !r.scope.IsSet() {
 		out.LatestModel(model, &n.model)
 	}
 	texts := false
-	parts := r.v.Path("message", "parts")
+	parts := r.f[kMessage].Get("parts")
 	it := parts.Iter()
 	for it.Next() {
 		p := it.Value()
@@ -60,7 +60,7 @@ func (n *normalizer) assistant(r record, out *sdk.Out, fragment bool) {
 			out.Block(key, -1, sdk.Block{Type: sdk.BlockToolUse, ToolName: sdk.StringOf(fc.Get("name")), ToolID: sdk.StringOf(fc.Get("id")), ToolInput: input(fc.Get("args"))})
 		}
 	}
-	if m := r.v.Get("usageMetadata"); m.Kind() == abi.KindObject {
+	if m := r.f[kUsageMetadata]; m.Kind() == abi.KindObject {
 		n.held.usage = usageOf(m)
 	}
 	// The calls are reported while the message is open: the host writes

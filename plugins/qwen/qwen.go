@@ -61,8 +61,11 @@ type normalizer struct {
 	// included): a record read again byte for byte is a replay (a file
 	// copied after itself), every fragment of a message included; another
 	// record of the uuid of the message held open is a fragment of it.
-	records map[uint64]bool
-	held    held // the assistant message held open for its fragments (message.go)
+	records sdk.HashSet
+	// fields are the members of the record being read, filed by their
+	// number in keys (object).
+	fields []abi.Value
+	held   held // the assistant message held open for its fragments (message.go)
 	// calls and resulted are kept by the call's scope and id (callKey):
 	// a sidechain sub-agent's call may reuse the id of a call of the
 	// session waiting for its result.
@@ -140,22 +143,27 @@ func (n *normalizer) object(v abi.Value, no int, raw []byte, out *sdk.Out) {
 		n.headlessLine(v, no, out)
 		return
 	}
-	t := v.Get("type")
+	if n.fields == nil {
+		n.fields = make([]abi.Value, len(keys.Names()))
+	}
+	f := n.fields
+	v.Lookup(keys, f)
+	t := f[kType]
 	if t.Kind() != abi.KindString {
 		out.Unmapped(sdk.S("(no type)"))
 		return
 	}
 	n.start(v, out)
-	if v.Get("forkedFrom").Kind() == abi.KindObject {
+	if f[kForkedFrom].Kind() == abi.KindObject {
 		// A record /branch copied from the session it was forked from:
 		// that session's turn, which its own run holds.
 		out.Ignored(sdk.S(forkedHistory))
 		return
 	}
 	fragment := false
-	if id := v.Get("uuid"); id.Kind() == abi.KindString && !id.Is("") {
+	if id := f[kUUID]; id.Kind() == abi.KindString && !id.Is("") {
 		h := sdk.Hash64(sdk.TrimSpace(raw))
-		if n.records[h] {
+		if n.records.Has(h) {
 			// The same record again (a file copied after itself).
 			out.Ignored(sdk.S("(replayed record)"))
 			return
@@ -165,17 +173,14 @@ func (n *normalizer) object(v abi.Value, no int, raw []byte, out *sdk.Out) {
 			// joins the records that share a uuid (aggregateRecords).
 			fragment = true
 		}
-		if n.records == nil {
-			n.records = map[uint64]bool{}
-		}
-		n.records[h] = true
+		n.records.Add(h)
 	}
-	if !fragment && !(t.Is("system") && v.Get("subtype").Is("ui_telemetry")) {
+	if !fragment && !(t.Is("system") && f[kSubtype].Is("ui_telemetry")) {
 		// Any other record ends the message held open (a telemetry
 		// record, beside the conversation, may come between fragments).
 		n.release(out)
 	}
-	r := record{v: v, no: no, ts: sdk.StringOf(v.Get("timestamp")), scope: n.scope(v, out)}
+	r := record{v: v, f: f, no: no, ts: sdk.StringOf(f[kTimestamp]), scope: n.scope(f, out)}
 	switch sdk.Name(t) {
 	case "user":
 		n.user(r, out)
@@ -193,6 +198,7 @@ func (n *normalizer) object(v abi.Value, no int, raw []byte, out *sdk.Out) {
 // record is one chat record and what every handler needs of it.
 type record struct {
 	v     abi.Value
+	f     []abi.Value // v's members by their number in keys (normalizer.fields)
 	no    int
 	ts    sdk.Str
 	scope sdk.Str // the sidechain sub-agent that wrote it, unset for the session
@@ -200,7 +206,7 @@ type record struct {
 
 // key is the message key of a record: its uuid, else its line.
 func (r record) key() sdk.Str {
-	if id := sdk.StringOf(r.v.Get("uuid")); !id.IsEmpty() {
+	if id := sdk.StringOf(r.f[kUUID]); !id.IsEmpty() {
 		return id
 	}
 	return sdk.S("l" + strconv.Itoa(r.no))
@@ -228,9 +234,9 @@ func (n *normalizer) start(v abi.Value, out *sdk.Out) {
 // scope is the scope of a record a sidechain sub-agent wrote
 // (isSidechain with its agentId), opened at its first record; unset for
 // the session's own records.
-func (n *normalizer) scope(v abi.Value, out *sdk.Out) sdk.Str {
-	id := v.Get("agentId")
-	if !v.Get("isSidechain").Truthy() || id.Kind() != abi.KindString || id.Is("") {
+func (n *normalizer) scope(f []abi.Value, out *sdk.Out) sdk.Str {
+	id := f[kAgentID]
+	if !f[kIsSidechain].Truthy() || id.Kind() != abi.KindString || id.Is("") {
 		return sdk.Str{}
 	}
 	if !n.sides[sdk.View(id)] {
@@ -238,7 +244,7 @@ func (n *normalizer) scope(v abi.Value, out *sdk.Out) sdk.Str {
 			n.sides = map[string]bool{}
 		}
 		n.sides[id.String()] = true
-		name := sdk.StringOf(v.Get("agentName"))
+		name := sdk.StringOf(f[kAgentName])
 		if name.IsEmpty() {
 			name = sdk.Text(id)
 		}
@@ -271,12 +277,12 @@ func hookContext(t string) bool {
 // in the user's role. functionResponse parts are tool results.
 func (n *normalizer) user(r record, out *sdk.Out) {
 	origin := sdk.OriginPrompt
-	if st := r.v.Get("subtype"); st.Kind() == abi.KindString && !st.Is("mid_turn_user_message") && !st.Is("realtime_message") {
+	if st := r.f[kSubtype]; st.Kind() == abi.KindString && !st.Is("mid_turn_user_message") && !st.Is("realtime_message") {
 		origin = sdk.OriginInjected
 	}
 	opened, said := false, false
 	key := r.key()
-	parts := r.v.Path("message", "parts")
+	parts := r.f[kMessage].Get("parts")
 	several := parts.Len() > 1
 	it := parts.Iter()
 	for it.Next() {
@@ -292,7 +298,7 @@ func (n *normalizer) user(r record, out *sdk.Out) {
 			continue
 		}
 		if !opened {
-			out.Open(key, sdk.Message{User: true, ID: sdk.StringOf(r.v.Get("uuid")), Scope: r.scope, Time: r.ts})
+			out.Open(key, sdk.Message{User: true, ID: sdk.StringOf(r.f[kUUID]), Scope: r.scope, Time: r.ts})
 			opened = true
 		}
 		o := origin

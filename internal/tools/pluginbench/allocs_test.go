@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
@@ -26,6 +25,8 @@ import (
 // that allocated ("[runtime.stringConcat]") when it is not alloc itself.
 // Allocation is what a TinyGo guest spends its time on, so these counts
 // say where a plugin's guest time goes. It asserts nothing.
+// TWASM_BENCH_WASM=DIR counts DIR/<plugin>.wasm instead (moduleOf): the
+// counts of two builds, A/B.
 //
 //	TWASM_ALLOCS=codex go test -run TestAllocsPerLine -v ./internal/tools/pluginbench
 func TestAllocsPerLine(t *testing.T) {
@@ -99,7 +100,7 @@ func guestAllocs(t *testing.T, name string, depth int) (counts, sizes map[string
 		t.Fatal(err)
 	}
 	defer rt.Close(ctx)
-	wasm := toolchain(t).ForTest(t, filepath.Join("..", "..", "..", "plugins", name, "wasm"))
+	wasm := moduleOf(t, name)
 	p, err := rt.Load(ctx, wasm, host.Source{Path: name + "-allocs.wasm", Bundled: true})
 	if err != nil {
 		t.Fatal(err)
@@ -153,6 +154,15 @@ func TestGuestAllocsBound(t *testing.T) {
 		// copy of every line), copying only what it keeps, and quote
 		// allocated once.
 		{"aider", 1.5},
+		// 5.84 a line; 6.20 before a bubble's createdAt was read by
+		// utcMillis instead of time.Parse and Format.
+		{"cursor", 6.0},
+		// 2.31 a line; 2.48 before the replayed records' hashes were
+		// an sdk.HashSet instead of a map[uint64]bool (its growth).
+		{"qwen", 2.4},
+		// 2.44 a line; 2.76 before a saying's type was appended
+		// (AppendText) instead of copied into a string first.
+		{"gemini", 2.6},
 	} {
 		t.Run(tc.plugin, func(t *testing.T) {
 			_, _, total, lines := guestAllocs(t, tc.plugin, 1)
