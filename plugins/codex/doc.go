@@ -267,7 +267,9 @@
 // what the counts hold and more: adding it would count usage twice); a
 // record whose response id was read before, or of another thread (a
 // one-shot delegate's, such as a review's, forwarded to its parent),
-// counts nothing, and the copy in a compacted record
+// counts nothing (a delegate's usage, which Codex keeps out of the
+// parent's totals, is so left out: it may be counted again from a
+// rollout of the delegate's own), and the copy in a compacted record
 // (latest_token_usage_record) is not read. exec-json has no records:
 // its turn.completed usage is the thread's token_count total (exec's
 // processor reports the last ThreadTokenUsage total, which the

@@ -125,8 +125,10 @@ func (n *normalizer) rollout(out *sdk.Out, root, typ abi.Value) {
 		// The running totals are never read: the thread's also holds
 		// those responses, and mixing the two counters would count
 		// usage twice. A record of another thread (a one-shot
-		// delegate's, such as a review's, that the parent forwards)
-		// is not this thread's usage.
+		// delegate's, such as a review's, that the parent forwards:
+		// Codex keeps it out of the parent's totals) is not counted:
+		// whether the delegate wrote a rollout of its own, which
+		// would count it, is not known here.
 		if t := p.Get("thread_id"); t.Kind() == abi.KindString && n.threadID != "" && string(t.Raw()) != n.threadID ||
 			!n.usage.record(out, p.Get("response_id"), p.Get("usage")) {
 			out.Ignored(sdk.S("token_usage_record"))
