@@ -81,6 +81,13 @@ func TestTokenUsageRecords(t *testing.T) {
 			record(th, "resp-b", b, b, ab), count(b, b), recEvent("task_complete", "turn-2")),
 		want: "usage in=210 cache_read=170 out=5 reasoning=0 mode=set",
 	}, {
+		// A count that repeats the total adds nothing, so it states no
+		// record, even one with its last_token_usage's figures.
+		name: "a record beside a repeated count is counted when the turn is aborted",
+		lines: append(firstTurn[:5:5], recEvent("task_started", "turn-2"),
+			record(th, "resp-a2", a, a, recUsage(200, 160, 6)), count(a, a), recEvent("turn_aborted", "turn-2")),
+		want: "usage in=200 cache_read=160 out=6 reasoning=0 mode=set",
+	}, {
 		name: "a repeated record and another thread's record count nothing",
 		lines: append(firstTurn[:4:4], record(th, "resp-a", a, a, a), record("thread-review", "resp-r", c, c, c),
 			recEvent("task_complete", "turn-1")),
