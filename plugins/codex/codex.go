@@ -173,8 +173,12 @@ type normalizer struct {
 	// still to come (rollouts).
 	ends map[string]endInfo
 
-	// usage sums a cumulative token counter across its restarts.
+	// usage sums a cumulative token counter across its restarts, and
+	// the per-response records no count states.
 	usage counter
+	// threadID is the raw id (JSON string) of the rollout's own
+	// session_meta: the thread whose token_usage_records count.
+	threadID string
 
 	// metaSeen: the rollout's own session_meta (its first) was read;
 	// forkedFrom the thread a user forked it from (until the copy of its
@@ -262,11 +266,13 @@ func (n *normalizer) Line(l *sdk.Line, out *sdk.Out) error {
 	return nil
 }
 
-// End flushes what is pending. Streamed legacy messages still open are
+// End flushes what is pending: a response's usage that only its
+// token_usage_record stated (counter.flush). Streamed legacy messages still open are
 // closed by the host; calls without results stay dangling; a stream that
 // never reported a terminal event is left without a terminal status, so
 // the host makes it incomplete.
 func (n *normalizer) End(out *sdk.Out) error {
+	n.usage.flush(out)
 	n.closeStream(out, &n.think)
 	n.closeStream(out, &n.text)
 	return nil

@@ -251,6 +251,31 @@
 // (cache_write_input_tokens). The old legacy token_count is per response
 // (sdk.ModeAdd).
 //
+// 0.158+ rollouts also write a token_usage_record for every model
+// response that reported usage, before the token_count that adds it to
+// the running total (that count's last_token_usage states the same
+// figures). Not every response gets that count: a remote compaction's
+// (compact_remote_v2: the response is recorded, the running total only
+// recomputed, the count after it repeats the total), an isolated image
+// analysis's and a provider handoff's have their record alone. A record
+// stays pending until a count whose total moved states its usage as
+// last_token_usage; one still pending when the next record comes, the
+// turn ends (task_complete, turn_aborted) or the input ends is added to
+// the step's usage. Each response is so counted once, from the count or
+// from its record, however a resumed process starts its counters. The
+// records' turn and thread totals are not read (the thread total holds
+// what the counts hold and more: adding it would count usage twice); a
+// record whose response id was read before, or of another thread (a
+// one-shot delegate's, such as a review's, forwarded to its parent),
+// counts nothing (a delegate's usage, which Codex keeps out of the
+// parent's totals, is so left out: it may be counted again from a
+// rollout of the delegate's own), and the copy in a compacted record
+// (latest_token_usage_record) is not read. exec-json has no records:
+// its turn.completed usage is the thread's token_count total (exec's
+// processor reports the last ThreadTokenUsage total, which the
+// app-server builds from token_count), so a remote compaction's tokens
+// are missing from it and the plugin cannot recover them.
+//
 // Status and errors. turn.completed, turn.failed, task_complete,
 // turn_aborted and the legacy error event are terminal. An error event
 // ends its turn: the task_complete Codex writes after it keeps the turn
@@ -329,8 +354,8 @@
 // function_call and its output, persisted with extended history, whose
 // outcome completes the output, above), thread_name_updated
 // (the name a user gave the thread), context_compacted, ghost_snapshot (an undo
-// commit), world_state, the 0.158+ token_usage_record (the figures of the
-// token_count event written beside it), additional_tools (tool
+// commit), world_state, a 0.158+ token_usage_record whose usage a token_count
+// states (see Usage), additional_tools (tool
 // definitions), thread_goal_updated and entered_review_mode (state and a
 // marker), model_verification and hook_started (state; legacy stream too), and the 0.147+ event_msg item_completed mirrors
 // of response items (an error item among them is a provider error), a

@@ -22,7 +22,7 @@ var keys = abi.NewKeySet(
 	"absolute_file_path", "line_range", "start", "end",
 	"revised_prompt", "content_items", "target_item_id", "rationale",
 	"new_thread_id", "receiver_thread_id", "completed", "errored", "new_agent_nickname", "new_agent_role", "statuses",
-	"run", "event_name", "status_message", "entries", "details",
+	"run", "event_name", "status_message", "entries", "details", "response_id",
 )
 
 // rootNames are the members of a line's object Line dispatches on, in the

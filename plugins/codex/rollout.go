@@ -33,6 +33,9 @@ func (n *normalizer) rollout(out *sdk.Out, root, typ abi.Value) {
 			// The first session_meta is the rollout's own; a forked
 			// sub-agent's copies its parent's history after it.
 			n.metaSeen = true
+			if id := m.Get("id"); id.Kind() == abi.KindString {
+				n.threadID = string(id.Raw())
+			}
 			n.forking, n.forkOpen = isForkedSubAgent(m), true
 			n.usage.inherits = isUserFork(m)
 			if n.usage.inherits {
@@ -115,13 +118,21 @@ func (n *normalizer) rollout(out *sdk.Out, root, typ abi.Value) {
 		// the transcript shows.
 		out.Ignored(sdk.S("world_state"))
 	case "token_usage_record":
-		// 0.158+: a response's usage with its turn's and thread's
-		// running totals, written just before the token_count event
-		// that states the same figures. The step's usage is read from
-		// token_count alone: a thread total need not restart with the
-		// process as token_count's does, and mixing the two counters
-		// would count a resumed session's earlier usage twice.
-		out.Ignored(sdk.S("token_usage_record"))
+		// 0.158+: one response's usage (usage), with its turn's and
+		// thread's running totals. The step's usage is token_count's
+		// running total and, for a response no token_count states (a
+		// remote compaction's), the record's usage (counter.record).
+		// The running totals are never read: the thread's also holds
+		// those responses, and mixing the two counters would count
+		// usage twice. A record of another thread (a one-shot
+		// delegate's, such as a review's, that the parent forwards:
+		// Codex keeps it out of the parent's totals) is not counted:
+		// whether the delegate wrote a rollout of its own, which
+		// would count it, is not known here.
+		if t := p.Get("thread_id"); t.Kind() == abi.KindString && n.threadID != "" && string(t.Raw()) != n.threadID ||
+			!n.usage.record(out, p.Get("response_id"), p.Get("usage")) {
+			out.Ignored(sdk.S("token_usage_record"))
+		}
 	default:
 		out.Unmapped(sdk.Text(typ))
 	}
@@ -788,12 +799,14 @@ func (n *normalizer) eventMsg(out *sdk.Out, p abi.Value, ts sdk.Str) {
 		n.startTurn(out)
 	case "task_complete":
 		n.turnEvents = true
+		n.usage.flush(out)
 		last := p.Get("last_agent_message")
 		n.finalText(out, last, sdk.Message{Model: n.model, Time: ts})
 		n.completionError(p.Get("error"))
 		n.rolloutComplete(out, last)
 	case "turn_aborted":
 		n.turnEvents = true
+		n.usage.flush(out)
 		n.finish(out, sdk.StatusIncomplete, abortText(p))
 	case "error":
 		// The turn ends with this error (retries are stream_error); a

@@ -43,6 +43,14 @@ type counter struct {
 	prev     [5]int64  // the last total seen, to compare
 	seen     bool
 	inherits bool // a user's fork, whose first count's total starts from its parent's
+
+	// pending is the usage of the last response a 0.158+
+	// token_usage_record stated that no token_count has stated yet
+	// (pendingSet); responses holds the response ids of the records
+	// read (see record).
+	pending    sdk.Usage
+	pendingSet bool
+	responses  map[string]bool
 }
 
 // snapshot is u's figures as numbers (an unset figure is -1).
@@ -66,8 +74,63 @@ func (c *counter) total(out *sdk.Out, total, last abi.Value) bool {
 	if !c.add(total, last) {
 		return false
 	}
-	out.Usage(minus(c.closed.Plus(c.current), c.base), sdk.ModeSet)
+	c.report(out)
 	return true
+}
+
+// report reports the step's usage so far, in set mode.
+func (c *counter) report(out *sdk.Out) {
+	out.Usage(minus(c.closed.Plus(c.current), c.base), sdk.ModeSet)
+}
+
+// record reads a 0.158+ token_usage_record: one model response's usage
+// (usage), written when the response completed. Codex writes one for
+// every response that reports usage, and adds the same usage to the
+// running total of token_count (as that count's last_token_usage) only
+// for the responses of a turn's sampling and of a local compaction: a
+// remote compaction's response (and an isolated image analysis's, a
+// provider handoff's) has its record and no token_count. So a record
+// stays pending until a token_count states it (add), and one no
+// token_count stated when the next record comes or the turn ends (flush)
+// is added to the step's usage. A response id read before (a copy of
+// the record) counts nothing. It reports whether it reported usage (the
+// previous record's, flushed).
+func (c *counter) record(out *sdk.Out, id, usage abi.Value) bool {
+	if usage.Kind() != abi.KindObject {
+		return false
+	}
+	if id.Kind() == abi.KindString && len(id.Raw()) > 2 {
+		if c.responses == nil {
+			c.responses = map[string]bool{}
+		}
+		if c.responses[string(id.Raw())] {
+			return false
+		}
+		c.responses[string(id.Raw())] = true
+	}
+	flushed := c.flush(out)
+	c.pending, c.pendingSet = execUsage(usage), true
+	return flushed
+}
+
+// flush adds the pending record's usage, which no token_count stated, to
+// the step's usage and reports it; it reports whether there was one.
+func (c *counter) flush(out *sdk.Out) bool {
+	if !c.pendingSet {
+		return false
+	}
+	c.closed = c.closed.Plus(c.pending)
+	c.pendingSet = false
+	c.report(out)
+	return true
+}
+
+// stated clears the pending record when last (a token_count's
+// last_token_usage, counted) states its usage.
+func (c *counter) stated(last abi.Value) {
+	if c.pendingSet && last.Kind() == abi.KindObject && snapshot(execUsage(last)) == snapshot(c.pending) {
+		c.pendingSet = false
+	}
 }
 
 // rebase leaves what was counted so far out of the usage reported from
@@ -104,8 +167,10 @@ func (c *counter) add(total, last abi.Value) bool {
 			c.closed = c.closed.Plus(c.current)
 		}
 		c.current, c.prev, c.seen = t, s, true
+		c.stated(last)
 	case last.Kind() == abi.KindObject:
 		c.closed = c.closed.Plus(execUsage(last))
+		c.stated(last)
 	default:
 		return false
 	}
