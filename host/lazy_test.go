@@ -4,7 +4,10 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+
+	"github.com/twasm/twasm/internal/wire"
 )
 
 // TestLazyLoading checks that a runtime whose manifest cache knows the
@@ -56,5 +59,58 @@ func TestLazyLoading(t *testing.T) {
 	again := newRuntime(t, cfg)
 	if got := len(again.loaded); got != 2 {
 		t.Fatalf("with damaged records %d plugins loaded, want 2", got)
+	}
+}
+
+// TestHostModulesLazy: the WASI and twasm host modules are instantiated
+// in the trusted runtime when its first plugin instance needs them, not
+// by New (a sync with nothing new starts the host for the stores the
+// manifests declare and runs no plugin), unless plugins are preloaded,
+// whose loads they overlap. Before, New always instantiated them: the
+// "warm, nothing run" case failed with "host modules instantiated by
+// New: wasi_snapshot_preview1".
+func TestHostModulesLazy(t *testing.T) {
+	ctx := context.Background()
+	cache := emptyCache(t)
+	bundled := map[string][]byte{"echo.wasm": plugin(t, "echo")}
+	cfg := Options{CacheDir: cache, PluginPath: []string{}, Bundled: bundledBytes(bundled)}
+	newRuntime(t, cfg) // the manifests known: a warm start loads nothing
+	for _, tc := range []struct {
+		name    string
+		preload []string
+		atNew   bool
+	}{
+		{"warm, nothing run", nil, false},
+		{"preloaded", []string{"echo"}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := cfg
+			o.Preload = tc.preload
+			rt := newRuntime(t, o)
+			imported := func() []string {
+				var in []string
+				for _, name := range []string{"wasi_snapshot_preview1", wire.HostModule} {
+					if rt.trusted.Module(name) != nil {
+						in = append(in, name)
+					}
+				}
+				return in
+			}
+			if got := imported(); (len(got) == 2) != tc.atNew || (len(got) != 0) != tc.atNew {
+				t.Fatalf("host modules instantiated by New: %s", strings.Join(got, ", "))
+			}
+			p, err := rt.Lookup(ctx, "echo")
+			if err != nil {
+				t.Fatal(err)
+			}
+			m, err := p.instantiate(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			m.close(ctx)
+			if got := imported(); len(got) != 2 {
+				t.Fatalf("after an instance, host modules instantiated: %v, want both", got)
+			}
+		})
 	}
 }

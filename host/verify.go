@@ -58,6 +58,13 @@ func (rt *Runtime) Verify(ctx context.Context, wasm []byte) (*verify.Report, err
 		return r, nil
 	}
 
+	if wrt == rt.trusted {
+		// The throwaway plugin's runtime below is not rt, so its
+		// instance does not make rt's host modules: made here.
+		if err := rt.trustedImports(ctx); err != nil {
+			return nil, fmt.Errorf("host: verify: %w", err)
+		}
+	}
 	p := newPlugin(rt, wrt, compiled, Source{Path: "(verify)"}, r.SHA256)
 	// A throwaway plugin: its faults must not count anywhere.
 	p.rt = &Runtime{s: rt.s}

@@ -940,7 +940,11 @@ func (a *Archiver) writePart(ctx context.Context, out Outcome, ps partSource, pr
 	}
 	e := Entry{Head: head, Provider: provider, Path: ps.name(), Size: size, ModTime: mtime.UnixNano(), Redact: redactOn, Pending: true, Resume: rs}
 	var run *lifecycle.Run
-	if unbegun := prev != nil && !prev.Closed && a.ledger.isUnbegun(prev.RunID); unbegun {
+	// begins: this part begins its run (a new one, or one a kill left
+	// unbegun), rather than continuing prev's.
+	unbegun := prev != nil && !prev.Closed && a.ledger.isUnbegun(prev.RunID)
+	begins := unbegun || prev == nil || prev.Closed
+	if unbegun {
 		// A child run whose link its parent holds and that a kill left
 		// never begun: begun now, under that link, as its first part
 		// would have begun it.
@@ -951,10 +955,8 @@ func (a *Archiver) writePart(ctx context.Context, out Outcome, ps partSource, pr
 		if run, err = a.beginUnbegun(ctx, &e, head, rs, clk.now, recMask); err != nil {
 			return fail(err)
 		}
-		e.First = first
-		out.RunID = e.RunID
 		prev = nil // nothing of it to continue
-	} else if prev == nil || prev.Closed {
+	} else if begins {
 		e.RunID = runid.New()
 		continues := ""
 		if prev != nil {
@@ -987,8 +989,6 @@ func (a *Archiver) writePart(ctx context.Context, out Outcome, ps partSource, pr
 		if err != nil {
 			return fail(err)
 		}
-		e.First = first
-		out.RunID = e.RunID
 	} else {
 		e = *prev
 		e.Pending, e.Redact, e.Resume = true, redactOn, rs
@@ -1001,6 +1001,10 @@ func (a *Archiver) writePart(ctx context.Context, out Outcome, ps partSource, pr
 		if err != nil {
 			return fail(err)
 		}
+	}
+	if begins {
+		e.First = first
+		out.RunID = e.RunID
 	}
 	part := 0
 	var prevTotals *Totals

@@ -166,8 +166,8 @@ func (p *linePayload) revised() bool { return string(p.Revised) == "true" }
 // The other strings are copies.
 type lineDecoder struct {
 	toks []wire.Token
-	buf  []byte // a string being unescaped
-	// arena holds the line's texts that had escapes, unescaped (text).
+	// arena holds the line's texts that had escapes, unescaped (text),
+	// and a string being unescaped for a copy (str) until it is made.
 	arena []byte
 	// slow counts the lines left to decodeLine (tests).
 	slow int
@@ -499,49 +499,42 @@ func (d *lineDecoder) scalar(v int, kind uint8) (t wire.Token, null, ok bool) {
 	return t, t.Kind == wire.KindNull, t.Kind == kind
 }
 
-// str reads a string (or null).
-func (d *lineDecoder) str(b []byte, v int, s *string) bool {
-	t, null, ok := d.scalar(v, wire.KindString)
-	if null || !ok {
-		return null
-	}
-	raw := b[t.Start+1 : t.End-1]
-	if t.Flags&wire.FlagEscaped != 0 {
-		if d.buf, ok = unescape(d.buf[:0], raw); !ok {
-			return false
-		}
-		raw = d.buf
-	}
-	if !utf8.Valid(raw) {
-		return json.Unmarshal(b[t.Start:t.End], s) == nil
-	}
-	*s = string(raw)
-	return true
-}
+// str reads a string (or null), a copy of its own.
+func (d *lineDecoder) str(b []byte, v int, s *string) bool { return d.string(b, v, s, false) }
 
 // text reads a string (or null) as str does, without copying it: the
 // string shares b's memory, or, when it had escapes, the arena's, where
 // it is unescaped (see lineDecoder: valid until the next line).
-func (d *lineDecoder) text(b []byte, v int, s *string) bool {
+func (d *lineDecoder) text(b []byte, v int, s *string) bool { return d.string(b, v, s, true) }
+
+// string is str, and text when shared.
+func (d *lineDecoder) string(b []byte, v int, s *string, shared bool) bool {
 	t, null, ok := d.scalar(v, wire.KindString)
 	if null || !ok {
 		return null
 	}
 	raw := b[t.Start+1 : t.End-1]
+	start := len(d.arena)
 	if t.Flags&wire.FlagEscaped != 0 {
 		// Appended after the line's other texts: an arena grown into new
 		// memory leaves those where they were.
-		start := len(d.arena)
 		if d.arena, ok = unescape(d.arena, raw); !ok {
 			return false
 		}
 		raw = d.arena[start:]
 	}
-	if !utf8.Valid(raw) {
-		return json.Unmarshal(b[t.Start:t.End], s) == nil
+	switch {
+	case !utf8.Valid(raw):
+		ok = json.Unmarshal(b[t.Start:t.End], s) == nil
+	case shared:
+		*s = unsafe.String(unsafe.SliceData(raw), len(raw))
+	default:
+		*s = string(raw)
 	}
-	*s = unsafe.String(unsafe.SliceData(raw), len(raw))
-	return true
+	if !shared {
+		d.arena = d.arena[:start] // a copy gives the bytes back
+	}
+	return ok
 }
 
 // unescape appends the JSON string body s, its escapes decoded, to dst,

@@ -197,7 +197,11 @@
 //     tables (read read-only, as an immutable file), is not the index:
 //     the link is replaced and the file it names left as it is (SQLite's
 //     first write, the journal mode, would otherwise change another
-//     database).
+//     database). The usual case takes one connection (openCurrent: no
+//     link, and meta read on the connection the Index keeps says this
+//     schema, before the journal mode is set); anything else closes it,
+//     having written nothing, and is decided as above, on a read-only
+//     connection of its own.
 //   - Update learns what changed from the storage's change journal
 //     (internal/journal: every recorder notes when it opens and closes a
 //     run's transcript), read from the position the index keeps (meta:

@@ -36,21 +36,10 @@ func doctorDamaged(t *testing.T, h *clitest.Home) map[string]archive.RawDamage {
 }
 
 // usageOutput runs `twasm usage --json`: its output tokens in all and
-// how many runs it left out as superseded.
+// the superseded runs it left out.
 func usageOutput(t *testing.T, h *clitest.Home) (int64, int) {
 	t.Helper()
-	var rep struct {
-		Total struct {
-			Usage struct {
-				Output int64 `json:"output_tokens"`
-			} `json:"usage"`
-		} `json:"total"`
-		Superseded int `json:"superseded_runs"`
-	}
-	if err := json.Unmarshal([]byte(h.OK("usage", "--json").Out), &rep); err != nil {
-		t.Fatal(err)
-	}
-	return rep.Total.Usage.Output, rep.Superseded
+	return clitest.UsageTotal(t, h.OK("usage", "--json").Out)
 }
 
 // TestSyncRepair: `twasm doctor` names each session run whose raw

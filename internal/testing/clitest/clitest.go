@@ -350,6 +350,24 @@ func LastLine(s string) string {
 	return lines[len(lines)-1]
 }
 
+// UsageTotal reads the output of `twasm usage --json`: the output tokens
+// it counts in all, and the superseded runs it left out.
+func UsageTotal(t testing.TB, out string) (output int64, superseded int) {
+	t.Helper()
+	var rep struct {
+		Total struct {
+			Usage struct {
+				Output int64 `json:"output_tokens"`
+			} `json:"usage"`
+		} `json:"total"`
+		Superseded int `json:"superseded_runs"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("usage --json: %v\n%s", err, out)
+	}
+	return rep.Total.Usage.Output, rep.Superseded
+}
+
 // RecordSummary is the --json summary of record.
 type RecordSummary struct {
 	RunID      string             `json:"run_id"`

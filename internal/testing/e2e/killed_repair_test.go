@@ -146,15 +146,6 @@ func TestKilledRepair(t *testing.T) {
 // usageOutput is the output tokens `twasm usage` counts in all.
 func usageOutput(t *testing.T, h *fakeHome) int64 {
 	t.Helper()
-	var rep struct {
-		Total struct {
-			Usage struct {
-				Output int64 `json:"output_tokens"`
-			} `json:"usage"`
-		} `json:"total"`
-	}
-	if err := json.Unmarshal([]byte(h.ok("usage", "--json").out), &rep); err != nil {
-		t.Fatal(err)
-	}
-	return rep.Total.Usage.Output
+	n, _ := clitest.UsageTotal(t, h.ok("usage", "--json").out)
+	return n
 }
