@@ -88,6 +88,18 @@ func TestSyncOpenCodeSplit(t *testing.T) {
 			},
 		},
 		{
+			// Should the v2 runtime hold a session of the older
+			// binary under its id, it is listed once.
+			name: "fresh lineage, an id in both tables",
+			split: func(oc *openCodeDB) {
+				oc.Exec(openCodeSessionV2 + "; " + openCodeSessionMessageV2 + "; " + openCodeLaterV2)
+				oc.sessionV2("ses_1", "/home/me/proj", T, 0, "")
+				oc.sessionV2("ses_v2a", "/home/me/v2proj", T+5000, T+8000, "failed")
+				oc.v2message("msg_a1", "ses_v2a", "user", 1, T+5000, T+5000, v2Prompt("Fix the build.", T+5000))
+				oc.v2message("msg_a2", "ses_v2a", "assistant", 2, T+6000, T+6500, v2Answer("a2", T+6000, "The build is fixed."))
+			},
+		},
+		{
 			name: "pre-split lineage: session renamed session_v2",
 			split: func(oc *openCodeDB) {
 				// The pre-split v2 lineage shares session, its
