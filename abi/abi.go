@@ -474,6 +474,13 @@ type SQLiteSource struct {
 	// table a database of an older build lacks, and a query naming a
 	// table the database lacks fails).
 	Newer *SQLiteNewer `json:"newer,omitempty"`
+	// Schemas (ABI 1.15), optional, are the sessions queries of newer
+	// schemas, in order: the first whose Tables the database all has is
+	// run instead of Newer and Sessions (OpenCode's split of its v2
+	// runtime's sessions into session_v2 keeps the older binary's
+	// session table in one lineage and renames it in the other: which
+	// query may name which table depends on more than one table).
+	Schemas []SQLiteSchema `json:"schemas,omitempty"`
 	// Tables are read per session, in order.
 	Tables []SQLiteTable `json:"tables"`
 	// Related (ABI 1.7) are other databases of the agent whose rows say
@@ -489,6 +496,16 @@ type SQLiteSource struct {
 type SQLiteNewer struct {
 	// Table is a table the newer schema added.
 	Table string `json:"table"`
+	// Sessions lists the sessions as [SQLiteSource.Sessions] does.
+	Sessions string `json:"sessions"`
+}
+
+// SQLiteSchema is the sessions query of one newer schema of a SQLite
+// store ([SQLiteSource.Schemas], ABI 1.15).
+type SQLiteSchema struct {
+	// Tables are the tables the schema has (1 to 8): the query is run
+	// when the database has every one.
+	Tables []string `json:"tables"`
 	// Sessions lists the sessions as [SQLiteSource.Sessions] does.
 	Sessions string `json:"sessions"`
 }

@@ -118,7 +118,12 @@
 // workspaces, which say which folder a composer belongs to): other
 // databases beside it, each queried once, read-only, their rows (with a
 // small JSON file beside each) handed in the stream of the session each
-// names, before its own rows.
+// names, before its own rows. Where the agent's schema changed, the
+// store may choose its sessions query by the tables a database has
+// ([SQLiteNewer], ABI 1.14: one newer table; [SQLiteSchema], ABI 1.15:
+// the first of several whose tables the database all has) and run a row
+// query only where its table is ([SQLiteTable].IfTable): a query naming
+// a table the database lacks fails.
 // A "folder" store keeps one session per directory (Cline's and Roo
 // Code's task folders): Pattern matches the directories and
 // [Store.Files] lists, in order, the files of one session. The host

@@ -399,6 +399,24 @@ func checkSQLite(st abi.Store) []string {
 			problems = append(problems, fmt.Sprintf("newer sessions query: table %q is no name", n.Table))
 		}
 	}
+	if len(q.Schemas) > MaxSQLiteTables {
+		problems = append(problems, fmt.Sprintf("it declares %d schemas (at most %d)", len(q.Schemas), MaxSQLiteTables))
+	}
+	for i, sc := range q.Schemas {
+		// ABI 1.15: the first schema whose tables the database all has
+		// chooses the sessions query.
+		if err := sqlguard.Check(sc.Sessions); err != nil {
+			problems = append(problems, fmt.Sprintf("schema %d: sessions query: %v", i+1, err))
+		}
+		if len(sc.Tables) == 0 || len(sc.Tables) > MaxSQLiteTables {
+			problems = append(problems, fmt.Sprintf("schema %d names %d tables (1 to %d)", i+1, len(sc.Tables), MaxSQLiteTables))
+		}
+		for _, name := range sc.Tables {
+			if !validName(name) {
+				problems = append(problems, fmt.Sprintf("schema %d: table %q is no name", i+1, name))
+			}
+		}
+	}
 	if len(q.Tables) == 0 || len(q.Tables) > MaxSQLiteTables {
 		problems = append(problems, fmt.Sprintf("it declares %d row queries (1 to %d)", len(q.Tables), MaxSQLiteTables))
 	}

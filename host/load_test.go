@@ -259,6 +259,11 @@ func TestParseManifest(t *testing.T) {
 		{store(`"name":"s","kind":"sqlite","roots":[{"path":"~/.a"}],"pattern":"a.db","sqlite":{"sessions":"SELECT 1","tables":[{"table":"p","key":"id","version":"t","query":"PRAGMA writable_schema=1"}]}`), "row query 1: not one read-only SELECT"},
 		{store(`"name":"s","kind":"sqlite","roots":[{"path":"~/.a"}],"pattern":"a.db","sqlite":{"sessions":"SELECT 1","tables":[{"table":"p","query":"SELECT 1"}]}`), "row query 1 needs table, key and version"},
 		{store(`"name":"s","kind":"sqlite","roots":[{"path":"~/.a"}],"pattern":"a.db","sqlite":{"sessions":"SELECT 1","tables":[]}`), "declares 0 row queries"},
+		// Schemas (ABI 1.15): a read-only SELECT each, 1 to 16 table names.
+		{store(`"name":"s","kind":"sqlite","roots":[{"path":"~/.a"}],"pattern":"a.db","sqlite":{"sessions":"SELECT 1","schemas":[{"tables":["a","b"],"sessions":"SELECT 1 AS key, 1 AS cursor FROM a, b"}],"tables":[{"table":"p","key":"id","version":"t","query":"SELECT 1"}]}`), ""},
+		{store(`"name":"s","kind":"sqlite","roots":[{"path":"~/.a"}],"pattern":"a.db","sqlite":{"sessions":"SELECT 1","schemas":[{"tables":["a"],"sessions":"DROP TABLE a"}],"tables":[{"table":"p","key":"id","version":"t","query":"SELECT 1"}]}`), "schema 1: sessions query: not one read-only SELECT"},
+		{store(`"name":"s","kind":"sqlite","roots":[{"path":"~/.a"}],"pattern":"a.db","sqlite":{"sessions":"SELECT 1","schemas":[{"tables":[],"sessions":"SELECT 1"}],"tables":[{"table":"p","key":"id","version":"t","query":"SELECT 1"}]}`), "schema 1 names 0 tables"},
+		{store(`"name":"s","kind":"sqlite","roots":[{"path":"~/.a"}],"pattern":"a.db","sqlite":{"sessions":"SELECT 1","schemas":[{"tables":[" a"],"sessions":"SELECT 1"}],"tables":[{"table":"p","key":"id","version":"t","query":"SELECT 1"}]}`), `schema 1: table " a" is no name`},
 		// Related databases (ABI 1.7): a read-only SELECT each, a glob
 		// that climbs at most two directories, a file beside each.
 		{store(`"name":"s","kind":"sqlite","roots":[{"path":"~/.a"}],"pattern":"a.db","sqlite":{"sessions":"SELECT 1","tables":[{"table":"p","key":"id","version":"t","query":"SELECT 1"}],"related":[{"table":"w","glob":"../w/*/s.db","query":"SELECT 1 AS k","key":"k","file":"w.json"}]}`), ""},

@@ -266,6 +266,10 @@ func cloneStores(in []abi.Store) []abi.Store {
 				nw := *q.Newer
 				cp.Newer = &nw
 			}
+			cp.Schemas = slices.Clone(q.Schemas)
+			for j := range cp.Schemas {
+				cp.Schemas[j].Tables = slices.Clone(cp.Schemas[j].Tables)
+			}
 			for j := range cp.Tables {
 				cp.Tables[j].JSON = slices.Clone(cp.Tables[j].JSON)
 			}

@@ -192,6 +192,13 @@ func sqliteSource(o *members, q *abi.SQLiteSource) {
 			o.str("sessions", nw.Sessions)
 		})
 	}
+	if len(q.Schemas) > 0 {
+		o.objects("schemas", len(q.Schemas), func(i int, o *members) {
+			sc := &q.Schemas[i]
+			o.list("tables", sc.Tables)
+			o.str("sessions", sc.Sessions)
+		})
+	}
 	o.objects("tables", len(q.Tables), func(i int, o *members) {
 		t := &q.Tables[i]
 		o.str("table", t.Table)

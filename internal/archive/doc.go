@@ -46,7 +46,11 @@
 // session_message): on a database that has it, the newer sessions query
 // lists the sessions and the row query runs; on one without it, the
 // older sessions query does and the row query reads nothing (a query
-// naming a table the database lacks would fail). The transaction then ends, and only then are the sessions'
+// naming a table the database lacks would fail). A store may also
+// choose among several sessions queries by the tables the database has
+// (abi.SQLiteSource.Schemas, ABI 1.15: the first schema whose tables it
+// all has, else Newer, else Sessions; OpenCode's session_v2 beside its
+// older binary's session, or renamed from it). The transaction then ends, and only then are the sessions'
 // parts archived (plugin, transcript writes, fsyncs): a reader's snapshot
 // held that long would keep the agent from checkpointing and resetting its
 // write-ahead log, which grows meanwhile. The rows are read in batches of

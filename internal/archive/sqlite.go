@@ -190,6 +190,11 @@ func checkQueries(src *abi.SQLiteSource) error {
 			return fmt.Errorf("newer sessions query: %w", err)
 		}
 	}
+	for i, sc := range src.Schemas {
+		if err := sqlguard.Check(sc.Sessions); err != nil {
+			return fmt.Errorf("schema %d: sessions query: %w", i+1, err)
+		}
+	}
 	for i, t := range src.Tables {
 		if err := sqlguard.Check(t.Query); err != nil {
 			return fmt.Errorf("row query %d: %w", i+1, err)
@@ -254,18 +259,43 @@ func (d *sqliteDB) hasTable(ctx context.Context, name string) (bool, error) {
 	return n > 0, nil
 }
 
-// sessions runs the sessions query (the newer schema's when the
-// database has its table).
-func (d *sqliteDB) sessions(ctx context.Context, src *abi.SQLiteSource) ([]dbSession, error) {
-	query := src.Sessions
+// sessionsQuery is the sessions query for this database: that of the
+// first schema whose tables it all has (abi.SQLiteSource.Schemas), else
+// the newer schema's when it has its table, else Sessions.
+func (d *sqliteDB) sessionsQuery(ctx context.Context, src *abi.SQLiteSource) (string, error) {
+	for _, sc := range src.Schemas {
+		all := len(sc.Tables) > 0
+		for _, name := range sc.Tables {
+			ok, err := d.hasTable(ctx, name)
+			if err != nil {
+				return "", err
+			}
+			if !ok {
+				all = false
+				break
+			}
+		}
+		if all {
+			return sc.Sessions, nil
+		}
+	}
 	if nw := src.Newer; nw != nil {
 		ok, err := d.hasTable(ctx, nw.Table)
 		if err != nil {
-			return nil, err
+			return "", err
 		}
 		if ok {
-			query = nw.Sessions
+			return nw.Sessions, nil
 		}
+	}
+	return src.Sessions, nil
+}
+
+// sessions runs the sessions query (sessionsQuery).
+func (d *sqliteDB) sessions(ctx context.Context, src *abi.SQLiteSource) ([]dbSession, error) {
+	query, err := d.sessionsQuery(ctx, src)
+	if err != nil {
+		return nil, err
 	}
 	rows, err := d.tx.QueryContext(ctx, query)
 	if err != nil {

@@ -75,7 +75,13 @@ const (
 	// naming the new table then fails on a database without it); the
 	// bump also makes a host re-read a manifest cached by an older one,
 	// which dropped the fields (host registry's HostMinor).
-	Minor = 14
+	// Minor 15: a SQLite store may choose its sessions query among
+	// several by the tables the database has (SQLiteSource.Schemas: the
+	// first whose tables all exist; OpenCode's session_v2, beside the
+	// older binary's session table or renamed from it). A host of 1.14
+	// or before ignores the field and runs Newer or Sessions, which
+	// list none of session_v2's sessions.
+	Minor = 15
 )
 
 // HostModule is the import module of the host functions. It carries the

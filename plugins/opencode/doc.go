@@ -24,7 +24,22 @@
 //     abi.SQLiteTable.IfTable: a database of an older build lacks it),
 //     and leaves out those created at or before the session's last
 //     message of the older tables (the runtime's copies of an older
-//     session's messages, message-backfill.ts). A user message is the
+//     session's messages, message-backfill.ts). The runtime's later
+//     split (migration 20260804233008_loose_psylocke) moves its sessions
+//     to session_v2: in the pre-split lineage (the migration row
+//     20260730195856_optional_session_title present) it renames session
+//     to session_v2, every session there, the older binary's history
+//     left in message and part (and a history only they held converted
+//     into session_message); otherwise it creates session_v2 beside the
+//     older binary's session and recreates session_message keyed on it.
+//     No later migration drops message, part or session. The host
+//     chooses the sessions query by the tables the database has
+//     (abi.SQLiteSource.Schemas): with session too, the sessions of both
+//     (an id in both listed once, as session_v2's); without it, those of
+//     session_v2. A session's row is read from whichever of the two
+//     tables has it (abi.SQLiteTable.IfTable) and read alike: its
+//     directory, version, parent and idle outcome (its token and cost
+//     totals are not read: the usage is its messages'). A user message is the
 //     prompt (its files named), a synthetic or system message injected
 //     context, a shell message the command the user ran and its output
 //     (injected context), a model or agent switch ignored, a compaction

@@ -73,6 +73,12 @@ var Plugin = sdk.Plugin{
 // the older tables are left out: the v2 runtime copies an older
 // session's messages into its table (session/message-backfill.ts,
 // their times as they were), and those the older rows already hold.
+//
+// The runtime's split (migration 20260804233008_loose_psylocke) keeps
+// its sessions in session_v2, beside the older binary's session or
+// renamed from it (Schemas: the first whose tables the database all has
+// lists the sessions; each session row query runs only where its table
+// is, doc.go).
 var Queries = &abi.SQLiteSource{
 	Sessions: `SELECT s.id AS key, max(s.time_updated,
   coalesce((SELECT max(m.time_updated) FROM message m WHERE m.session_id = s.id), 0),
@@ -80,17 +86,37 @@ var Queries = &abi.SQLiteSource{
   s.parent_id AS parent
 FROM session s ORDER BY s.time_created, s.id`,
 	Newer: &abi.SQLiteNewer{Table: "session_message",
-		Sessions: `SELECT s.id AS key, max(s.time_updated,
-  coalesce((SELECT max(m.time_updated) FROM message m WHERE m.session_id = s.id), 0),
-  coalesce((SELECT max(p.time_updated) FROM part p WHERE p.session_id = s.id), 0),
-  coalesce((SELECT max(sm.time_updated) FROM session_message sm WHERE sm.session_id = s.id), 0)) AS cursor,
+		Sessions: `SELECT s.id AS key, ` + sessionCursor + ` AS cursor,
   s.parent_id AS parent
 FROM session s ORDER BY s.time_created, s.id`},
+	Schemas: []abi.SQLiteSchema{
+		// The split's fresh lineage: the older binary's sessions in
+		// session, the v2 runtime's in session_v2 (an id in both is
+		// listed once, as session_v2's).
+		{Tables: []string{"session_v2", "session", "message", "part", "session_message"},
+			Sessions: `SELECT s.id AS key, ` + sessionCursor + ` AS cursor,
+  s.parent_id AS parent, s.time_created AS created
+FROM session_v2 s
+UNION ALL
+SELECT s.id AS key, ` + sessionCursor + ` AS cursor,
+  s.parent_id AS parent, s.time_created AS created
+FROM session s WHERE s.id NOT IN (SELECT v.id FROM session_v2 v)
+ORDER BY created, key`},
+		// The split's pre-split lineage: session renamed session_v2,
+		// every session in it.
+		{Tables: []string{"session_v2", "message", "part", "session_message"},
+			Sessions: `SELECT s.id AS key, ` + sessionCursor + ` AS cursor,
+  s.parent_id AS parent
+FROM session_v2 s ORDER BY s.time_created, s.id`},
+	},
 	Tables: []abi.SQLiteTable{
-		{Table: "session", Key: "id", Version: "time_updated", Time: "time_created",
+		{Table: "session", IfTable: "session", Key: "id", Version: "time_updated", Time: "time_created",
 			JSON:  []string{"summary_diffs", "revert", "permission", "goal", "model"},
 			Query: `SELECT * FROM session WHERE id = :session AND time_updated >= :since`},
-		{Table: "part", Key: "key", Version: "version", Time: "message_time_created",
+		{Table: "session_v2", IfTable: "session_v2", Key: "id", Version: "time_updated", Time: "time_created",
+			JSON:  []string{"summary_diffs", "revert", "permission", "metadata", "model"},
+			Query: `SELECT * FROM session_v2 WHERE id = :session AND time_updated >= :since`},
+		{Table: "part", IfTable: "part", Key: "key", Version: "version", Time: "message_time_created",
 			JSON: []string{"message", "data"},
 			Query: `SELECT coalesce(p.id, m.id) AS key, max(m.time_updated, coalesce(p.time_updated, 0)) AS version,
   m.id AS message_id, m.time_created AS message_time_created, m.time_updated AS message_time_updated, m.data AS message,
@@ -107,6 +133,14 @@ WHERE sm.session_id = :session AND sm.time_updated >= :since
 ORDER BY sm.seq`},
 	},
 }
+
+// sessionCursor is a session's cursor where the database has
+// session_message: the latest time_updated of the row of session s, its
+// messages and parts and its messages of the v2 runtime.
+const sessionCursor = `max(s.time_updated,
+  coalesce((SELECT max(m.time_updated) FROM message m WHERE m.session_id = s.id), 0),
+  coalesce((SELECT max(p.time_updated) FROM part p WHERE p.session_id = s.id), 0),
+  coalesce((SELECT max(sm.time_updated) FROM session_message sm WHERE sm.session_id = s.id), 0))`
 
 // TreeFiles are the files of one session of the older file tree, in the
 // order the host hands them: the session's info, then each message
@@ -378,7 +412,7 @@ func (n *normalizer) setFormat(out *sdk.Out, f, session string) {
 func (n *normalizer) row(f *fields, out *sdk.Out) {
 	r := f[kRow]
 	switch sdk.View(f[kTable]) {
-	case "session":
+	case "session", "session_v2":
 		n.session(r, r.Get("parent_id"), r.Get("time_created"), out)
 		n.idleOf(n.fRow.of(r))
 	case "part":
