@@ -644,7 +644,13 @@
 //     holds; the file's lines are unchanged. An entry is written (pending, with what the part
 //     is to do: Resume) before its part and again after; a pending entry
 //     found on load is settled from the transcript, so a sync killed
-//     between the two archives nothing twice.
+//     between the two archives nothing twice. The pending line is
+//     synced before the run is written; the line after a part that
+//     leaves its run open with nothing more to do (no Resume, no seal)
+//     is not synced on its own but by the next line's fsync or the
+//     ledger's Close: a crash that loses it leaves the pending line,
+//     settled the same way (a first sync makes one fsync of the ledger
+//     a session, not two).
 //   - A session is archived once, however a sync or import is killed
 //     (see Interrupted archives below).
 //   - One sync or import at a time per storage root: an flock on

@@ -232,6 +232,11 @@ type Ledger struct {
 	// between the two): begun by the part that continues them, in the
 	// same run (Interrupted.Unbegun).
 	unbegun map[string]bool
+	// lazy is set once a line was written without its fsync (putLazy):
+	// Close syncs the file then. fileSync, when set (tests), replaces
+	// the file's fsync.
+	lazy     bool
+	fileSync func(*os.File) error
 }
 
 // Interrupted is a run whose archive was interrupted: a part begun and
@@ -455,7 +460,12 @@ func (l *Ledger) lineAt(off int64, n int, buf []byte) ([]byte, error) {
 func (l *Ledger) closeFiles() error {
 	var err error
 	if l.f != nil {
-		err = l.f.Close()
+		if l.lazy {
+			// The lines putLazy left to the next Put's fsync.
+			err = l.syncFile(l.f)
+			l.lazy = false
+		}
+		err = errors.Join(err, l.f.Close())
 		l.f = nil
 	}
 	if l.rf != nil {
@@ -745,6 +755,7 @@ func (l *Ledger) put(e *Entry, sync bool) error {
 	at, gen := l.end, l.gen
 	n, err := f.Write(b)
 	l.end += int64(n)
+	l.lazy = l.lazy || !sync
 	if err != nil {
 		if st, serr := f.Stat(); serr == nil {
 			l.end = st.Size()
@@ -755,7 +766,7 @@ func (l *Ledger) put(e *Entry, sync bool) error {
 		return fmt.Errorf("ledger: %w", err)
 	}
 	if sync {
-		if err := f.Sync(); err != nil {
+		if err := l.syncFile(f); err != nil {
 			return fmt.Errorf("ledger: %w", err)
 		}
 	}
@@ -766,6 +777,14 @@ func (l *Ledger) put(e *Entry, sync bool) error {
 		return l.runs.put(e) // the file was rewritten since: held in memory
 	}
 	return l.runs.putAt(e, at, len(b)-1, true)
+}
+
+// syncFile fsyncs the ledger's file f.
+func (l *Ledger) syncFile(f *os.File) error {
+	if l.fileSync != nil {
+		return l.fileSync(f)
+	}
+	return f.Sync()
 }
 
 // Close closes the ledger file.

@@ -1157,7 +1157,19 @@ func (a *Archiver) writePart(ctx context.Context, out Outcome, ps partSource, pr
 	if end < size {
 		e.Size = -1
 	}
-	if err := a.ledger.Put(&e); err != nil {
+	// A part that leaves its run open with nothing more to do (no
+	// Resume, no seal) is noted without an fsync of its own: its
+	// pending line was synced before the run was written, and the
+	// transcript holds the part whole (its step.completed synced), so a
+	// crash that loses this line leaves the pending one, which the next
+	// load settles from the transcript as after a kill here. The next
+	// Put's fsync, or the ledger's Close, makes it durable: one fsync a
+	// run less (a first sync of 2,000 sessions made about 8 a run).
+	put := a.ledger.Put
+	if e.Resume == nil && !e.Closed && !e.Seal {
+		put = a.ledger.putLazy
+	}
+	if err := put(&e); err != nil {
 		return fail(err)
 	}
 	if ended {
