@@ -260,10 +260,14 @@ func (d *sqliteDB) hasTable(ctx context.Context, name string) (bool, error) {
 }
 
 // sessionsQuery is the sessions query for this database: that of the
-// first schema whose tables it all has (abi.SQLiteSource.Schemas), else
-// the newer schema's when it has its table, else Sessions.
+// first schema whose tables it all has (abi.SQLiteSource.Schemas, then
+// Newer, a schema of one table), else Sessions.
 func (d *sqliteDB) sessionsQuery(ctx context.Context, src *abi.SQLiteSource) (string, error) {
-	for _, sc := range src.Schemas {
+	schemas := src.Schemas
+	if nw := src.Newer; nw != nil {
+		schemas = append(slices.Clip(schemas), abi.SQLiteSchema{Tables: []string{nw.Table}, Sessions: nw.Sessions})
+	}
+	for _, sc := range schemas {
 		all := len(sc.Tables) > 0
 		for _, name := range sc.Tables {
 			ok, err := d.hasTable(ctx, name)
@@ -277,15 +281,6 @@ func (d *sqliteDB) sessionsQuery(ctx context.Context, src *abi.SQLiteSource) (st
 		}
 		if all {
 			return sc.Sessions, nil
-		}
-	}
-	if nw := src.Newer; nw != nil {
-		ok, err := d.hasTable(ctx, nw.Table)
-		if err != nil {
-			return "", err
-		}
-		if ok {
-			return nw.Sessions, nil
 		}
 	}
 	return src.Sessions, nil
